@@ -1,0 +1,40 @@
+# topocoll_add_mpi_test(<target> RANKS <n>... [TIMEOUT <s>] [ARGS <arg>...])
+#
+# Adds one ctest per rank count, "<target>.np<n>", running the target through
+# mpiexec. With Open MPI the run is oversubscribed, unbound and yielding (a
+# laptop or CI box has fewer cores than ranks) and allowed as root.
+include_guard(GLOBAL)
+
+function(topocoll_add_mpi_test target)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "RANKS;ARGS" ${ARGN})
+  if(NOT ARG_RANKS)
+    set(ARG_RANKS 1 2 3 4 5 8)
+  endif()
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  if(NOT MPIEXEC_EXECUTABLE)
+    find_package(MPI COMPONENTS CXX REQUIRED)
+  endif()
+  if(NOT DEFINED TOPOCOLL_MPIEXEC_IS_OPENMPI)
+    execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _v ERROR_VARIABLE _v)
+    if(_v MATCHES "Open MPI|OpenRTE")
+      set(TOPOCOLL_MPIEXEC_IS_OPENMPI ON CACHE INTERNAL "")
+    else()
+      set(TOPOCOLL_MPIEXEC_IS_OPENMPI OFF CACHE INTERNAL "")
+    endif()
+  endif()
+  set(flags ${MPIEXEC_PREFLAGS})
+  set(env "")
+  if(TOPOCOLL_MPIEXEC_IS_OPENMPI)
+    list(APPEND flags --oversubscribe --bind-to none --mca mpi_yield_when_idle 1)
+    set(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1)
+  endif()
+  foreach(n IN LISTS ARG_RANKS)
+    add_test(NAME ${target}.np${n}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${flags}
+                     $<TARGET_FILE:${target}> ${MPIEXEC_POSTFLAGS} ${ARG_ARGS})
+    set_tests_properties(${target}.np${n} PROPERTIES TIMEOUT ${ARG_TIMEOUT} PROCESSORS 2
+                         ENVIRONMENT "${env}" LABELS mpi)
+  endforeach()
+endfunction()

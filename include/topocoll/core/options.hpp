@@ -1,0 +1,58 @@
+#pragma once
+// Algorithm choice. Every collective takes an optional trailing `options`:
+// leave it default and the algorithm is chosen from the topology, m, p and the
+// t_s + t_w*m cost model; set `algo` to force one (a forced algorithm that does
+// not apply, e.g. one that reorders operands with a non-commutative operator,
+// throws std::invalid_argument).
+
+#include <cstddef>
+#include <string_view>
+
+namespace topocoll {
+
+enum class algorithm {
+  automatic,
+  // one-to-all / all-to-one
+  tree,       // the topology's own tree: mask loop, linear-array halving, k-nomial
+  pipelined,  // ring: farthest destination first, one hop at a time
+  // all-to-all broadcast / reduction
+  recursive_doubling,         // constant message size, log p steps (all_reduce, scan)
+  reduce_scatter_all_gather,  // bandwidth-optimal all_reduce
+  reduce_broadcast,           // all_reduce as reduce + broadcast
+  // all-to-all personalized
+  store_and_forward,  // log p (or per-dimension) steps with local rearrangement
+  pairwise,           // p - 1 direct exchanges, partner = rank XOR j or (rank + j) mod p
+  two_stage,          // many-to-many with bounded traffic (all_to_all_v)
+};
+
+constexpr std::string_view to_string(algorithm a) {
+  switch (a) {
+    case algorithm::automatic: return "automatic";
+    case algorithm::tree: return "tree";
+    case algorithm::pipelined: return "pipelined";
+    case algorithm::recursive_doubling: return "recursive_doubling";
+    case algorithm::reduce_scatter_all_gather: return "reduce_scatter_all_gather";
+    case algorithm::reduce_broadcast: return "reduce_broadcast";
+    case algorithm::store_and_forward: return "store_and_forward";
+    case algorithm::pairwise: return "pairwise";
+    case algorithm::two_stage: return "two_stage";
+  }
+  return "?";
+}
+
+// The seeds' cost of one message of n bytes: t_s + t_w * n (microseconds).
+// The defaults are the order of magnitude of shared-memory MPI on one node.
+struct cost_model {
+  double ts_us = 1.0;         // start-up time per message
+  double tw_us_per_byte = 2e-4;  // per byte (about 5 GB/s)
+  constexpr double message(std::size_t bytes) const {
+    return ts_us + tw_us_per_byte * static_cast<double>(bytes);
+  }
+};
+
+struct options {
+  algorithm algo = algorithm::automatic;
+  cost_model cost{};
+};
+
+}  // namespace topocoll

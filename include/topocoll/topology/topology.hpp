@@ -1,0 +1,161 @@
+#pragma once
+// The four topology policies. A policy is a type, never instantiated; it says
+//   kind            how ranks along a dimension are connected (compile time)
+//   name()          "Ring", "Mesh<2>", "Hypercube<3>", "Tree<4>"
+//   holds(p)        whether it can be laid over p ranks
+//   shape(p)        the dimensions (a topocoll::layout)
+//   to_virtual / to_real   the relabelling that makes `root` virtual rank 0
+// Topologies know nothing of transports or collectives.
+
+#include <cstdint>
+#include <string>
+
+#include "../core/errors.hpp"
+#include "layout.hpp"
+
+namespace topocoll {
+
+namespace detail {
+// Relabelling for an arbitrary root: XOR with the root when p is a power of two
+// (the seeds' idempotent mapping), (rank - root) mod p otherwise. On the mesh
+// and the ring, the shift is taken per coordinate (a torus shift), so that
+// every row of the virtual mesh is a row of the real one.
+struct xor_or_shift_relabel {
+  static constexpr int to_virtual(const layout& l, int rank, int root) {
+    if (is_pow2(l.p)) return rank ^ root;
+    return (rank - root + l.p) % l.p;
+  }
+  static constexpr int to_real(const layout& l, int v, int root) {
+    if (is_pow2(l.p)) return v ^ root;
+    return (v + root) % l.p;
+  }
+};
+struct torus_relabel {
+  static constexpr int to_virtual(const layout& l, int rank, int root) {
+    int v = 0;
+    for (int j = 0; j < l.ndims; ++j) {
+      int r = l.dims[j].radix;
+      v += ((l.coord(rank, j) - l.coord(root, j) + r) % r) * l.dims[j].stride;
+    }
+    return v;
+  }
+  static constexpr int to_real(const layout& l, int v, int root) {
+    int rank = 0;
+    for (int j = 0; j < l.ndims; ++j) {
+      int r = l.dims[j].radix;
+      rank += ((l.coord(v, j) + l.coord(root, j)) % r) * l.dims[j].stride;
+    }
+    return rank;
+  }
+};
+}  // namespace detail
+
+// One linear array / ring of p ranks; any p.
+struct Ring : detail::torus_relabel {
+  static constexpr dim_kind kind = dim_kind::linear;
+  static std::string name() { return "Ring"; }
+  static constexpr bool holds(int p) { return p >= 1; }
+  static std::string why_not(int p) { return detail::concat(name(), " needs p >= 1, got ", p); }
+  static constexpr layout shape(int p) {
+    layout l;
+    l.p = p;
+    l.push(p);
+    return l;
+  }
+};
+
+// K-dimensional mesh (wrap-around links available: a torus); sides balanced
+// like MPI_Dims_create, so any p. Ranks are row-major: the last side varies
+// fastest and is dims[0].
+template <int K = 2>
+struct Mesh : detail::torus_relabel {
+  static_assert(K >= 1, "Mesh<K> needs K >= 1 dimensions (Mesh<1> is a Ring, Mesh<2> a 2-D mesh)");
+  static_assert(K <= 16, "Mesh<K> supports at most 16 dimensions");
+  static constexpr dim_kind kind = dim_kind::linear;
+  static std::string name() { return "Mesh<" + std::to_string(K) + ">"; }
+  static constexpr bool holds(int p) { return p >= 1; }
+  static std::string why_not(int p) { return detail::concat(name(), " needs p >= 1, got ", p); }
+  static constexpr std::array<int, K> sides(int p) { return detail::dims_create<K>(p); }
+  static constexpr layout shape(int p) {
+    layout l;
+    l.p = p;
+    auto s = sides(p);
+    for (int j = K - 1; j >= 0; --j) l.push(s[j]);
+    return l;
+  }
+};
+
+// D-dimensional hypercube: p must be 2^D. Hypercube<> (D = -1) takes any p and
+// lays the ranks over the smallest hypercube that holds them.
+template <int D = -1>
+struct Hypercube : detail::xor_or_shift_relabel {
+  static_assert(D >= -1,
+                "Hypercube<D> needs D >= 0 (exactly 2^D ranks) or D = -1, the default (any number "
+                "of ranks): write Hypercube<3> or Hypercube<>");
+  static_assert(D <= 30, "Hypercube<D> needs 2^D ranks to fit an int: D <= 30");
+  static constexpr dim_kind kind = dim_kind::binary;
+  static std::string name() { return D < 0 ? "Hypercube<>" : "Hypercube<" + std::to_string(D) + ">"; }
+  static constexpr bool holds(int p) { return D < 0 ? p >= 1 : p == (1 << (D < 0 ? 0 : D)); }
+  static std::string why_not(int p) {
+    return detail::concat(name(), " needs 2^", D, " = ", 1 << (D < 0 ? 0 : D), " ranks, got ", p,
+                          " (Hypercube<> takes any number of ranks)");
+  }
+  static constexpr layout shape(int p) {
+    layout l;
+    l.p = p;
+    for (int j = 0, d = detail::ceil_log2(p); j < d; ++j) l.push(2);
+    return l;
+  }
+};
+
+// K-nomial tree (Tree<2>: binomial): ceil(log_K p) dimensions of radix K; any p.
+template <int K = 2>
+struct Tree : detail::xor_or_shift_relabel {
+  static_assert(K >= 2, "Tree<K> needs K >= 2 children per level (Tree<2> is the binomial tree)");
+  static_assert(K <= 1024, "Tree<K> supports K <= 1024");
+  static constexpr dim_kind kind = dim_kind::knomial;
+  static std::string name() { return "Tree<" + std::to_string(K) + ">"; }
+  static constexpr bool holds(int p) { return p >= 1; }
+  static std::string why_not(int p) { return detail::concat(name(), " needs p >= 1, got ", p); }
+  static constexpr layout shape(int p) {
+    layout l;
+    l.p = p;
+    for (int j = 0, d = detail::ceil_log(p, K); j < d; ++j) l.push(K);
+    return l;
+  }
+};
+
+// A Topology policy as the collectives use it.
+template <class T>
+concept Topology = requires(int p, const layout& l, int r) {
+  { T::kind } -> std::convertible_to<dim_kind>;
+  { T::name() } -> std::convertible_to<std::string>;
+  { T::holds(p) } -> std::convertible_to<bool>;
+  { T::why_not(p) } -> std::convertible_to<std::string>;
+  { T::shape(p) } -> std::same_as<layout>;
+  { T::to_virtual(l, r, r) } -> std::convertible_to<int>;
+  { T::to_real(l, r, r) } -> std::convertible_to<int>;
+};
+
+namespace detail {
+// The check every collective starts with: the topology can be laid over p.
+template <Topology Topo>
+layout shape_or_throw(std::string_view op, int rank, int p) {
+  if (!Topo::holds(p)) invalid(op, rank, p, Topo::why_not(p));
+  return Topo::shape(p);
+}
+
+// Root in [0, p) or std::invalid_argument.
+inline void check_root(std::string_view op, int rank, int p, int root) {
+  if (root < 0 || root >= p) invalid(op, rank, p, "root ", root, " is outside [0, ", p, ")");
+}
+
+// Buffer length == expected or std::invalid_argument.
+inline void check_size(std::string_view op, int rank, int p, std::string_view what,
+                       std::size_t got, std::size_t want) {
+  if (got != want)
+    invalid(op, rank, p, what, " holds ", got, " elements, expected ", want);
+}
+}  // namespace detail
+
+}  // namespace topocoll

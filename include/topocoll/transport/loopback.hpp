@@ -1,0 +1,394 @@
+#pragma once
+// In-process transport: p ranks, each a thread, exchanging messages through
+// per-rank mailboxes. No dependency beyond the standard library.
+//
+// Semantics (those of MPI's standard mode):
+//  * messages between one pair with one tag arrive in the order sent;
+//  * a trivially copyable message of at most `eager_limit` bytes is copied into
+//    the mailbox and send returns at once; a larger one costs one copy: send
+//    blocks until the receiver has copied straight out of the sender's buffer;
+//  * other types are copied into the mailbox and moved out by the receiver;
+//  * a receive whose buffer differs in size or type throws message_error.
+//
+// No hang, ever. All mailbox state sits under one mutex, and each rank that
+// waits says what for. A rank whose wait becomes satisfiable is marked runnable
+// by whoever satisfied it, under that mutex, so "every live rank waits for
+// something that cannot come" is an exact, immediate test: no timeout. Then
+// every waiting rank throws deadlock_error naming all blocked ranks. When a rank
+// throws, the others are released with aborted_error and run() rethrows the
+// first exception after joining every thread.
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstddef>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+#include <vector>
+
+#include "../core/errors.hpp"
+
+namespace topocoll::loopback {
+
+struct options {
+  // Trivially copyable messages up to this many bytes are buffered; larger
+  // ones are rendezvous (one copy). 0 makes every send synchronous, the
+  // strictest test of an algorithm's send/recv order.
+  std::size_t eager_limit = 16384;
+};
+
+class Comm;
+
+namespace detail {
+
+using topocoll::detail::concat;
+
+struct envelope {
+  int src = 0;
+  int dest = 0;
+  int tag = 0;
+  std::size_t count = 0;
+  const std::type_info* type = nullptr;
+  // Exactly one of these carries the payload.
+  const void* borrowed = nullptr;         // rendezvous: the sender's buffer
+  std::unique_ptr<std::byte[]> bytes;     // eager, trivially copyable
+  std::shared_ptr<void> objects;          // other types: a std::vector<T>
+  enum state_t { queued, copying, done } state = queued;
+  bool rendezvous() const { return borrowed != nullptr; }
+};
+using envelope_ptr = std::shared_ptr<envelope>;
+
+enum class wait_kind { none, recv, send };
+
+struct rank_state {
+  std::condition_variable cv;
+  std::deque<envelope_ptr> inbox;  // messages addressed to this rank, in arrival order
+  wait_kind waiting = wait_kind::none;
+  int wait_peer = -1;
+  int wait_tag = -1;
+  const envelope* wait_send = nullptr;  // the rendezvous send being waited on
+  bool blocked = false;                 // waiting, and nothing yet satisfies it
+  bool finished = false;
+};
+
+class world {
+ public:
+  world(int p, options o) : p_(p), opt_(o), ranks_(new rank_state[static_cast<std::size_t>(p)]) {}
+
+  int size() const { return p_; }
+  const options& opts() const { return opt_; }
+
+  // Queues a message; returns the envelope for a rendezvous send to wait on.
+  envelope_ptr post(envelope_ptr e) {
+    std::unique_lock lk(mu_);
+    throw_if_stopped(lk, e->src);
+    rank_state& d = ranks_[e->dest];
+    d.inbox.push_back(e);
+    if (d.blocked && d.waiting == wait_kind::recv && d.wait_peer == e->src && d.wait_tag == e->tag)
+      wake(d);
+    return e;
+  }
+
+  // Waits for the first message from src with tag, takes it out of the
+  // mailbox and calls deliver(envelope&) outside the lock.
+  template <class Deliver>
+  void receive(int me, int src, int tag, Deliver&& deliver) {
+    std::unique_lock lk(mu_);
+    rank_state& s = ranks_[me];
+    envelope_ptr e;
+    for (;;) {
+      throw_if_stopped(lk, me);
+      auto it = std::find_if(s.inbox.begin(), s.inbox.end(),
+                             [&](const envelope_ptr& x) { return x->src == src && x->tag == tag; });
+      if (it != s.inbox.end()) {
+        e = std::move(*it);
+        s.inbox.erase(it);
+        break;
+      }
+      block(lk, me, wait_kind::recv, src, tag, nullptr);
+    }
+    e->state = envelope::copying;
+    lk.unlock();
+    std::exception_ptr err;
+    try {
+      deliver(*e);
+    } catch (...) {
+      err = std::current_exception();
+    }
+    lk.lock();
+    e->state = envelope::done;
+    if (e->rendezvous()) {
+      rank_state& snd = ranks_[e->src];
+      if (snd.waiting == wait_kind::send && snd.wait_send == e.get()) {
+        if (snd.blocked) wake(snd);
+        else snd.cv.notify_one();  // released by an abort, waiting for the copy to end
+      }
+    }
+    lk.unlock();
+    if (err) std::rethrow_exception(err);
+  }
+
+  // Waits until the receiver has copied a rendezvous message. On abort or
+  // deadlock the envelope is withdrawn (and the rank throws).
+  void complete(int me, const envelope_ptr& e) {
+    std::unique_lock lk(mu_);
+    while (e->state != envelope::done) {
+      if (stopped()) {
+        withdraw(lk, me, e);
+        throw_if_stopped(lk, me);
+      }
+      block(lk, me, wait_kind::send, e->dest, e->tag, e.get());
+    }
+  }
+
+  // Takes back a rendezvous message whose sender is leaving (an exception
+  // unwinds its frame). If a receiver is copying from the sender's buffer right
+  // now, waits for the copy to end: the buffer must outlive every reader.
+  void cancel(int me, const envelope_ptr& e) {
+    std::unique_lock lk(mu_);
+    withdraw(lk, me, e);
+  }
+
+  void finish(int me) {
+    std::unique_lock lk(mu_);
+    ranks_[me].finished = true;
+    ++finished_;
+    detect_deadlock();
+  }
+
+  // Records the first failure and releases every waiting rank.
+  void abort(std::exception_ptr err) {
+    std::unique_lock lk(mu_);
+    if (!first_error_) first_error_ = err;
+    aborted_ = true;
+    for (int r = 0; r < p_; ++r) ranks_[r].cv.notify_all();
+  }
+
+  std::exception_ptr first_error() const { return first_error_; }
+
+  // After every rank has returned: a message still in a mailbox means the
+  // ranks disagreed on what to exchange.
+  void check_drained() {
+    for (int r = 0; r < p_; ++r)
+      for (const envelope_ptr& e : ranks_[r].inbox)
+        throw message_error(concat("loopback::run: a message from rank ", e->src, " to rank ",
+                                   e->dest, " with tag ", e->tag, " (", e->count, " elements of ",
+                                   e->type->name(), ") was never received"));
+  }
+
+ private:
+  bool stopped() const { return aborted_ || deadlocked_; }
+
+  void throw_if_stopped(std::unique_lock<std::mutex>&, int me) const {
+    if (deadlocked_) throw deadlock_error(deadlock_text_);
+    if (aborted_)
+      throw aborted_error(concat("loopback: rank ", me, " released because another rank failed"));
+  }
+
+  void withdraw(std::unique_lock<std::mutex>& lk, int me, const envelope_ptr& e) {
+    if (e->state == envelope::queued) {
+      auto& inbox = ranks_[e->dest].inbox;
+      inbox.erase(std::find(inbox.begin(), inbox.end(), e));
+      e->state = envelope::done;
+      return;
+    }
+    rank_state& s = ranks_[me];  // copying: not blocked, the copy always ends
+    s.waiting = wait_kind::send;
+    s.wait_send = e.get();
+    s.cv.wait(lk, [&] { return e->state == envelope::done; });
+    s.waiting = wait_kind::none;
+    s.wait_send = nullptr;
+  }
+
+  void wake(rank_state& s) {
+    s.blocked = false;
+    --blocked_;
+    s.cv.notify_one();
+  }
+
+  // Waits until woken or stopped; the caller re-checks its condition.
+  void block(std::unique_lock<std::mutex>& lk, int me, wait_kind k, int peer, int tag,
+             const envelope* e) {
+    rank_state& s = ranks_[me];
+    s.waiting = k;
+    s.wait_peer = peer;
+    s.wait_tag = tag;
+    s.wait_send = e;
+    s.blocked = true;
+    ++blocked_;
+    detect_deadlock();
+    s.cv.wait(lk, [&] { return !s.blocked || stopped(); });
+    if (s.blocked) {  // released by abort or deadlock
+      s.blocked = false;
+      --blocked_;
+    }
+    s.waiting = wait_kind::none;
+    s.wait_send = nullptr;
+  }
+
+  void detect_deadlock() {
+    if (deadlocked_ || aborted_ || blocked_ == 0 || blocked_ + finished_ < p_) return;
+    std::string text = "loopback deadlock: every live rank waits and nothing can arrive:";
+    for (int r = 0; r < p_; ++r) {
+      const rank_state& s = ranks_[r];
+      if (!s.blocked) continue;
+      text += concat("\n  rank ", r, s.waiting == wait_kind::recv ? " waits in recv from rank "
+                                                                  : " waits in send to rank ",
+                     s.wait_peer, ", tag ", s.wait_tag,
+                     ranks_[s.wait_peer].finished ? " (which has returned)" : "");
+    }
+    deadlock_text_ = std::move(text);
+    deadlocked_ = true;
+    for (int r = 0; r < p_; ++r) ranks_[r].cv.notify_all();
+  }
+
+  int p_;
+  options opt_;
+  std::unique_ptr<rank_state[]> ranks_;
+  std::mutex mu_;
+  int blocked_ = 0;
+  int finished_ = 0;
+  bool aborted_ = false;
+  bool deadlocked_ = false;
+  std::string deadlock_text_;
+  std::exception_ptr first_error_;
+};
+
+}  // namespace detail
+
+// One rank's handle on a loopback world; models topocoll::Transport.
+class Comm {
+ public:
+  Comm(detail::world& w, int rank) : w_(&w), rank_(rank) {}
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return w_->size(); }
+
+  template <class T>
+  void send(int dest, int tag, std::span<const T> data) {
+    auto e = post<T>(dest, tag, data);
+    if (e->rendezvous()) w_->complete(rank_, e);
+  }
+  template <class T>
+  void send(int dest, int tag, std::span<T> data) {
+    send(dest, tag, std::span<const T>(data));
+  }
+
+  template <class T>
+  void recv(int source, int tag, std::span<T> data) {
+    static_assert(!std::is_const_v<T>, "loopback::Comm::recv needs a writable buffer");
+    check_peer("recv", "source", source);
+    w_->receive(rank_, source, tag, [&](detail::envelope& e) { deliver(e, data); });
+  }
+
+  // Sends and receives at once: the send is posted first, so two ranks that
+  // sendrecv with each other never deadlock, whatever the message sizes.
+  template <class T, class U>
+  void sendrecv(int dest, std::span<T> out, int source, std::span<U> in, int tag) {
+    using V = std::remove_const_t<T>;
+    static_assert(std::is_same_v<V, U>, "loopback::Comm::sendrecv: send and receive element types differ");
+    auto e = post<V>(dest, tag, std::span<const V>(out));
+    try {
+      recv(source, tag, in);
+    } catch (...) {
+      if (e->rendezvous()) w_->cancel(rank_, e);
+      throw;
+    }
+    if (e->rendezvous()) w_->complete(rank_, e);
+  }
+
+ private:
+  void check_peer(const char* op, const char* what, int peer) const {
+    if (peer < 0 || peer >= size())
+      topocoll::detail::invalid(std::string("loopback::Comm::") + op, rank_, size(), what, " ",
+                                peer, " is outside [0, ", size(), ")");
+  }
+
+  template <class T>
+  detail::envelope_ptr post(int dest, int tag, std::span<const T> data) {
+    check_peer("send", "destination", dest);
+    auto e = std::make_shared<detail::envelope>();
+    e->src = rank_;
+    e->dest = dest;
+    e->tag = tag;
+    e->count = data.size();
+    e->type = &typeid(T);
+    if constexpr (std::is_trivially_copyable_v<T>) {
+      const std::size_t n = data.size_bytes();
+      if (n > w_->opts().eager_limit) {
+        e->borrowed = data.data();
+      } else if (n > 0) {
+        e->bytes.reset(new std::byte[n]);
+        std::memcpy(e->bytes.get(), data.data(), n);
+      }
+    } else {
+      e->objects = std::make_shared<std::vector<T>>(data.begin(), data.end());
+    }
+    return w_->post(std::move(e));
+  }
+
+  template <class T>
+  void deliver(detail::envelope& e, std::span<T> data) const {
+    if (*e.type != typeid(T))
+      throw message_error(topocoll::detail::concat(
+          "loopback recv on rank ", rank_, ": the message from rank ", e.src, " with tag ", e.tag,
+          " holds ", e.type->name(), ", the receive buffer ", typeid(T).name()));
+    if (e.count != data.size())
+      throw message_error(topocoll::detail::concat(
+          "loopback recv on rank ", rank_, ": the message from rank ", e.src, " with tag ", e.tag,
+          " has ", e.count, " elements, the receive buffer holds ", data.size()));
+    if constexpr (std::is_trivially_copyable_v<T>) {
+      const void* from = e.rendezvous() ? e.borrowed : e.bytes.get();
+      if (!data.empty()) std::memcpy(data.data(), from, data.size_bytes());
+    } else {
+      auto& v = *static_cast<std::vector<T>*>(e.objects.get());
+      std::move(v.begin(), v.end(), data.begin());
+    }
+  }
+
+  detail::world* w_;
+  int rank_;
+};
+
+// Runs f(comm) on p ranks, each a thread (rank 0 on the calling thread), and
+// joins them all. Rethrows the first exception; throws message_error if a
+// message was never received.
+template <class F>
+void run(int p, F&& f, options opt = {}) {
+  if (p < 1)
+    throw std::invalid_argument(topocoll::detail::concat("loopback::run: p = ", p, ", need p >= 1"));
+  detail::world w(p, opt);
+  auto body = [&](int r) {
+    try {
+      Comm c(w, r);
+      f(c);
+    } catch (...) {
+      w.abort(std::current_exception());
+    }
+    w.finish(r);
+  };
+  std::vector<std::jthread> threads;
+  threads.reserve(static_cast<std::size_t>(p - 1));
+  try {
+    for (int r = 1; r < p; ++r) threads.emplace_back(body, r);
+  } catch (...) {  // could not start a thread: release those that did
+    w.abort(std::current_exception());
+    for (int r = static_cast<int>(threads.size()) + 1; r < p; ++r) w.finish(r);
+  }
+  body(0);
+  threads.clear();  // joins
+  if (auto err = w.first_error()) std::rethrow_exception(err);
+  w.check_drained();
+}
+
+}  // namespace topocoll::loopback

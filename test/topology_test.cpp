@@ -1,0 +1,99 @@
+#define BOOST_TEST_MODULE topology
+#include <boost/test/unit_test.hpp>
+
+#include <set>
+
+#include <topocoll/topocoll.hpp>
+
+using namespace topocoll;
+
+BOOST_AUTO_TEST_CASE(mesh_sides_are_balanced_like_mpi_dims_create) {
+  BOOST_TEST((Mesh<2>::sides(12) == std::array<int, 2>{4, 3}));
+  BOOST_TEST((Mesh<2>::sides(16) == std::array<int, 2>{4, 4}));
+  BOOST_TEST((Mesh<2>::sides(7) == std::array<int, 2>{7, 1}));
+  BOOST_TEST((Mesh<3>::sides(8) == std::array<int, 3>{2, 2, 2}));
+  BOOST_TEST((Mesh<3>::sides(12) == std::array<int, 3>{3, 2, 2}));
+  BOOST_TEST((Mesh<2>::sides(36) == std::array<int, 2>{6, 6}));
+}
+
+BOOST_AUTO_TEST_CASE(shapes_have_the_seeds_dimensions) {
+  auto h = Hypercube<3>::shape(8);
+  BOOST_TEST(h.ndims == 3);
+  BOOST_TEST(h.extent == 8);
+  for (int j = 0; j < 3; ++j) {
+    BOOST_TEST(h.dims[j].radix == 2);
+    BOOST_TEST(h.dims[j].stride == (1 << j));
+  }
+  auto h6 = Hypercube<>::shape(6);
+  BOOST_TEST(h6.ndims == 3);
+  BOOST_TEST(h6.extent == 8);
+  BOOST_TEST(!h6.exists(6));
+  auto r = Ring::shape(5);
+  BOOST_TEST(r.ndims == 1);
+  BOOST_TEST(r.dims[0].radix == 5);
+  BOOST_TEST(Ring::shape(1).ndims == 0);
+  auto m = Mesh<2>::shape(12);  // 4 rows x 3 columns, row-major
+  BOOST_TEST(m.ndims == 2);
+  BOOST_TEST(m.dims[0].radix == 3);
+  BOOST_TEST(m.dims[1].radix == 4);
+  BOOST_TEST(m.dims[1].stride == 3);
+  auto t = Tree<3>::shape(10);
+  BOOST_TEST(t.ndims == 3);
+  BOOST_TEST(t.extent == 27);
+  BOOST_TEST(Hypercube<0>::holds(1));
+  BOOST_TEST(!Hypercube<3>::holds(6));
+}
+
+template <class Topo>
+void relabel_is_a_bijection_with_root_at_zero(int p) {
+  auto l = Topo::shape(p);
+  for (int root = 0; root < p; ++root) {
+    std::set<int> seen;
+    BOOST_TEST(Topo::to_virtual(l, root, root) == 0);
+    for (int r = 0; r < p; ++r) {
+      int v = Topo::to_virtual(l, r, root);
+      BOOST_TEST((v >= 0 && v < p));
+      BOOST_TEST(Topo::to_real(l, v, root) == r);
+      seen.insert(v);
+    }
+    BOOST_TEST(static_cast<int>(seen.size()) == p);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(relabelling_puts_any_root_at_virtual_zero) {
+  for (int p : {1, 2, 3, 5, 6, 8, 12, 16, 17, 31}) {
+    relabel_is_a_bijection_with_root_at_zero<Ring>(p);
+    relabel_is_a_bijection_with_root_at_zero<Mesh<2>>(p);
+    relabel_is_a_bijection_with_root_at_zero<Mesh<3>>(p);
+    relabel_is_a_bijection_with_root_at_zero<Hypercube<>>(p);
+    relabel_is_a_bijection_with_root_at_zero<Tree<3>>(p);
+  }
+  auto l = Hypercube<3>::shape(8);
+  BOOST_TEST(Hypercube<3>::to_virtual(l, 5, 3) == (5 ^ 3));  // the seeds' XOR mapping
+}
+
+BOOST_AUTO_TEST_CASE(a_topology_that_cannot_hold_p_names_the_rule) {
+  try {
+    detail::shape_or_throw<Hypercube<3>>("broadcast", 2, 6);
+    BOOST_FAIL("no exception");
+  } catch (const std::invalid_argument& e) {
+    std::string w = e.what();
+    BOOST_TEST(w.find("topocoll::broadcast on rank 2 of 6") != std::string::npos);
+    BOOST_TEST(w.find("Hypercube<3> needs 2^3 = 8 ranks, got 6") != std::string::npos);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(commutativity_trait) {
+  BOOST_TEST((is_commutative_v<std::plus<>, int>));
+  BOOST_TEST((is_commutative_v<ops::min, double>));
+  BOOST_TEST((is_commutative_v<std::bit_xor<>, unsigned>));
+  BOOST_TEST(!(is_commutative_v<std::plus<>, std::string>));
+  struct mine {
+    int operator()(int a, int b) const { return a - b; }
+  };
+  BOOST_TEST(!(is_commutative_v<mine, int>));
+}
+
+static_assert(Transport<loopback::Comm>);
+static_assert(Transport<model::Counting<loopback::Comm>>);
+static_assert(Topology<Ring> && Topology<Mesh<3>> && Topology<Hypercube<4>> && Topology<Tree<5>>);
