@@ -121,8 +121,10 @@ BOOST_AUTO_TEST_CASE(size_mismatch_throws_message_error_naming_both_sizes) {
           2,
           [](lb::Comm& c) {
             std::vector<int> v(5, 1);
-            if (c.rank() == 0) c.send(1, 4, std::span<const int>(v));
-            else c.recv(0, 4, std::span<int>(v.data(), 4));
+            if (c.rank() == 0)
+              c.send(1, 4, std::span<const int>(v));
+            else
+              c.recv(0, 4, std::span<int>(v.data(), 4));
           },
           lb::options{eager});
     });

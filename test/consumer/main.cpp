@@ -21,8 +21,8 @@ int main() {
     }
 #if __has_include(<topocoll/collectives/all_reduce.hpp>)
     std::vector<long> sum(3);
-    topocoll::all_reduce<topocoll::Hypercube<>>(c, std::span<const long>(mine), std::span<long>(sum),
-                                                std::plus<>{});
+    topocoll::all_reduce<topocoll::Hypercube<>>(c, std::span<const long>(mine),
+                                                std::span<long>(sum), std::plus<>{});
     if (c.rank() == 0) bad += sum[0] != p * (p + 1) / 2;
 #endif
   });

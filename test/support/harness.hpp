@@ -38,8 +38,8 @@
 
 namespace tc_test {
 
-inline const std::vector<int> sweep_p = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
-                                         13, 14, 15, 16, 17, 31, 32, 64};
+inline const std::vector<int> sweep_p = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10,
+                                         11, 12, 13, 14, 15, 16, 17, 31, 32, 64};
 inline const std::vector<std::size_t> sizes = {0, 1, 7, 1000};
 
 // Every root for p <= 9; three (first, middle, last) above.
@@ -54,7 +54,9 @@ inline std::vector<int> roots_for(int p) {
 }
 
 template <class T>
-concept Printable = requires(std::ostream& os, const T& t) { os << t; };
+concept Printable = requires(std::ostream& os, const T& t) {
+  os << t;
+};
 
 // Failures seen by the ranks of one run; safe to use from every rank at once.
 class Check {
@@ -109,7 +111,8 @@ class Check {
   std::string report() const {
     std::string s;
     for (const auto& m : messages_) s += "\n  " + m;
-    if (count_ > messages_.size()) s += "\n  ... and " + std::to_string(count_ - messages_.size()) + " more";
+    if (count_ > messages_.size())
+      s += "\n  ... and " + std::to_string(count_ - messages_.size()) + " more";
     return s;
   }
 
@@ -133,7 +136,8 @@ struct Loopback {
       if (!Topo::holds(p)) continue;
       auto on_ranks = [&](auto&& f) {
         Check check;
-        topocoll::loopback::run(p, [&](comm_type& c) { f(c, check); }, opt);
+        topocoll::loopback::run(
+            p, [&](comm_type& c) { f(c, check); }, opt);
         BOOST_CHECK_MESSAGE(check.count() == 0, Topo::name() << " on " << name << ", p = " << p
                                                              << ":" << check.report());
       };
@@ -172,6 +176,6 @@ using Runner = TC_TEST_RUNNERS;
 // p = 2^D (the runner skips the other p).
 using Configs = std::tuple<Config<topocoll::Ring, Runner>, Config<topocoll::Mesh<2>, Runner>,
                            Config<topocoll::Mesh<3>, Runner>, Config<topocoll::Hypercube<>, Runner>,
-                           Config<topocoll::Hypercube<3>, Runner>, Config<topocoll::Tree<2>, Runner>,
-                           Config<topocoll::Tree<3>, Runner>>;
+                           Config<topocoll::Hypercube<3>, Runner>,
+                           Config<topocoll::Tree<2>, Runner>, Config<topocoll::Tree<3>, Runner>>;
 }  // namespace tc_test

@@ -35,10 +35,10 @@ struct mat_mul {
 
 // A user's struct: trivially copyable, with padding, never registered anywhere.
 struct Particle {
-  double x;             // combined by max
-  std::uint32_t mul;    // (mul, add) is an affine map; combined by composition,
-  std::uint32_t add;    //   which is associative and not commutative
-  std::int16_t kind;    // combined by min
+  double x;           // combined by max
+  std::uint32_t mul;  // (mul, add) is an affine map; combined by composition,
+  std::uint32_t add;  //   which is associative and not commutative
+  std::int16_t kind;  // combined by min
   friend bool operator==(const Particle&, const Particle&) = default;
   friend std::ostream& operator<<(std::ostream& os, const Particle& q) {
     return os << "{" << q.x << ", " << q.mul << "x+" << q.add << ", " << q.kind << "}";
@@ -65,7 +65,9 @@ T gen(int r, std::size_t i, unsigned salt = 0);
 template <>
 inline int gen<int>(int r, std::size_t i, unsigned salt) {
   return static_cast<int>((static_cast<unsigned>(r) * 1000003u + static_cast<unsigned>(i) * 7919u +
-                           salt * 104729u) % 100000u) - 50000;
+                           salt * 104729u) %
+                          100000u) -
+         50000;
 }
 template <>
 inline double gen<double>(int r, std::size_t i, unsigned salt) {

@@ -35,9 +35,9 @@ concept Transport = requires(C& c, const C& cc, int peer, int tag,
 // An operator usable in a reduction over T: T op(const T&, const T&).
 template <class Op, class T>
 concept ReductionOp = std::copy_constructible<std::remove_cvref_t<Op>> &&
-                      requires(const Op& op, const T& a, const T& b) {
-                        { op(a, b) } -> std::convertible_to<T>;
-                      };
+    requires(const Op& op, const T& a, const T& b) {
+  { op(a, b) } -> std::convertible_to<T>;
+};
 
 // A buffer a collective reads: a contiguous sized range (std::span,
 // std::vector, std::array, ...).
@@ -47,8 +47,7 @@ concept InputBuffer = std::ranges::contiguous_range<R> && std::ranges::sized_ran
 // A buffer a collective writes: contiguous, sized, not const, and not a
 // temporary container whose contents would be lost.
 template <class R>
-concept OutputBuffer =
-    InputBuffer<R> && std::ranges::borrowed_range<R> &&
+concept OutputBuffer = InputBuffer<R> && std::ranges::borrowed_range<R> &&
     !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<R>>>;
 
 template <class R>

@@ -24,8 +24,10 @@ void combine_left(std::span<T> acc, std::span<const T> x, const Op& op) {
 // acc op= x, with x on the left when x_is_lower
 template <class T, class Op>
 void combine(std::span<T> acc, std::span<const T> x, bool x_is_lower, const Op& op) {
-  if (x_is_lower) combine_left(acc, x, op);
-  else combine_right(acc, x, op);
+  if (x_is_lower)
+    combine_left(acc, x, op);
+  else
+    combine_right(acc, x, op);
 }
 
 }  // namespace topocoll::detail

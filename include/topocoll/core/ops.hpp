@@ -65,12 +65,13 @@ struct commutative_op<ops::max> : std::true_type {};
 // standard operators count as commutative only on arithmetic types.
 template <class Op, class T>
 inline constexpr bool known_commutative =
-    commutative_op<std::remove_cvref_t<Op>>::value && std::is_arithmetic_v<T>;
+    commutative_op<std::remove_cvref_t<Op>>::value&& std::is_arithmetic_v<T>;
 }  // namespace detail
 
 template <class Op, class T>
-  requires detail::known_commutative<Op, T>
-struct is_commutative<Op, T> : std::true_type {};
+requires detail::known_commutative<Op, T>
+struct is_commutative<Op, T> : std::true_type {
+};
 
 template <class Op, class T>
 inline constexpr bool is_commutative_v = is_commutative<std::remove_cvref_t<Op>, T>::value;

@@ -27,15 +27,24 @@ enum class algorithm {
 
 constexpr std::string_view to_string(algorithm a) {
   switch (a) {
-    case algorithm::automatic: return "automatic";
-    case algorithm::tree: return "tree";
-    case algorithm::pipelined: return "pipelined";
-    case algorithm::recursive_doubling: return "recursive_doubling";
-    case algorithm::reduce_scatter_all_gather: return "reduce_scatter_all_gather";
-    case algorithm::reduce_broadcast: return "reduce_broadcast";
-    case algorithm::store_and_forward: return "store_and_forward";
-    case algorithm::pairwise: return "pairwise";
-    case algorithm::two_stage: return "two_stage";
+    case algorithm::automatic:
+      return "automatic";
+    case algorithm::tree:
+      return "tree";
+    case algorithm::pipelined:
+      return "pipelined";
+    case algorithm::recursive_doubling:
+      return "recursive_doubling";
+    case algorithm::reduce_scatter_all_gather:
+      return "reduce_scatter_all_gather";
+    case algorithm::reduce_broadcast:
+      return "reduce_broadcast";
+    case algorithm::store_and_forward:
+      return "store_and_forward";
+    case algorithm::pairwise:
+      return "pairwise";
+    case algorithm::two_stage:
+      return "two_stage";
   }
   return "?";
 }
@@ -43,7 +52,7 @@ constexpr std::string_view to_string(algorithm a) {
 // The seeds' cost of one message of n bytes: t_s + t_w * n (microseconds).
 // The defaults are the order of magnitude of shared-memory MPI on one node.
 struct cost_model {
-  double ts_us = 1.0;         // start-up time per message
+  double ts_us = 1.0;            // start-up time per message
   double tw_us_per_byte = 2e-4;  // per byte (about 5 GB/s)
   constexpr double message(std::size_t bytes) const {
     return ts_us + tw_us_per_byte * static_cast<double>(bytes);

@@ -17,6 +17,6 @@ inline constexpr int exclusive_scan = base + 9;
 inline constexpr int all_to_all = base + 10;
 inline constexpr int all_to_all_v = base + 11;
 inline constexpr int all_to_all_v_counts = base + 12;
-inline constexpr int fold = base + 13;    // non-power-of-two fold / unfold steps
+inline constexpr int fold = base + 13;     // non-power-of-two fold / unfold steps
 inline constexpr int forward = base + 14;  // a result forwarded to a root at the end
 }  // namespace topocoll::detail::tag

@@ -23,11 +23,11 @@ namespace topocoll::model {
 
 struct event {
   enum kind_t { send, recv } kind;
-  int step;              // the call's number on this rank, from 0
-  int peer;              // destination of a send, source of a receive
+  int step;  // the call's number on this rank, from 0
+  int peer;  // destination of a send, source of a receive
   int tag;
-  std::size_t count;     // elements
-  std::size_t bytes;     // count * sizeof(T)
+  std::size_t count;  // elements
+  std::size_t bytes;  // count * sizeof(T)
 };
 
 template <Transport C>

@@ -49,8 +49,12 @@ struct layout {
 };
 
 namespace detail {
-constexpr bool is_pow2(int p) { return p > 0 && std::has_single_bit(static_cast<unsigned>(p)); }
-constexpr int ceil_log2(int p) { return p <= 1 ? 0 : std::bit_width(static_cast<unsigned>(p - 1)); }
+constexpr bool is_pow2(int p) {
+  return p > 0 && std::has_single_bit(static_cast<unsigned>(p));
+}
+constexpr int ceil_log2(int p) {
+  return p <= 1 ? 0 : std::bit_width(static_cast<unsigned>(p - 1));
+}
 constexpr int ceil_log(int p, int k) {
   int d = 0;
   for (long long e = 1; e < p; e *= k) ++d;

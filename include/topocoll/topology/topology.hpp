@@ -94,7 +94,9 @@ struct Hypercube : detail::xor_or_shift_relabel {
                 "of ranks): write Hypercube<3> or Hypercube<>");
   static_assert(D <= 30, "Hypercube<D> needs 2^D ranks to fit an int: D <= 30");
   static constexpr dim_kind kind = dim_kind::binary;
-  static std::string name() { return D < 0 ? "Hypercube<>" : "Hypercube<" + std::to_string(D) + ">"; }
+  static std::string name() {
+    return D < 0 ? "Hypercube<>" : "Hypercube<" + std::to_string(D) + ">";
+  }
   static constexpr bool holds(int p) { return D < 0 ? p >= 1 : p == (1 << (D < 0 ? 0 : D)); }
   static std::string why_not(int p) {
     return detail::concat(name(), " needs 2^", D, " = ", 1 << (D < 0 ? 0 : D), " ranks, got ", p,
@@ -151,10 +153,9 @@ inline void check_root(std::string_view op, int rank, int p, int root) {
 }
 
 // Buffer length == expected or std::invalid_argument.
-inline void check_size(std::string_view op, int rank, int p, std::string_view what,
-                       std::size_t got, std::size_t want) {
-  if (got != want)
-    invalid(op, rank, p, what, " holds ", got, " elements, expected ", want);
+inline void check_size(std::string_view op, int rank, int p, std::string_view what, std::size_t got,
+                       std::size_t want) {
+  if (got != want) invalid(op, rank, p, what, " holds ", got, " elements, expected ", want);
 }
 }  // namespace detail
 

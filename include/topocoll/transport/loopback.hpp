@@ -58,9 +58,9 @@ struct envelope {
   std::size_t count = 0;
   const std::type_info* type = nullptr;
   // Exactly one of these carries the payload.
-  const void* borrowed = nullptr;         // rendezvous: the sender's buffer
-  std::unique_ptr<std::byte[]> bytes;     // eager, trivially copyable
-  std::shared_ptr<void> objects;          // other types: a std::vector<T>
+  const void* borrowed = nullptr;      // rendezvous: the sender's buffer
+  std::unique_ptr<std::byte[]> bytes;  // eager, trivially copyable
+  std::shared_ptr<void> objects;       // other types: a std::vector<T>
   enum state_t { queued, copying, done } state = queued;
   bool rendezvous() const { return borrowed != nullptr; }
 };
@@ -128,8 +128,10 @@ class world {
     if (e->rendezvous()) {
       rank_state& snd = ranks_[e->src];
       if (snd.waiting == wait_kind::send && snd.wait_send == e.get()) {
-        if (snd.blocked) wake(snd);
-        else snd.cv.notify_one();  // released by an abort, waiting for the copy to end
+        if (snd.blocked)
+          wake(snd);
+        else
+          snd.cv.notify_one();  // released by an abort, waiting for the copy to end
       }
     }
     lk.unlock();
@@ -240,10 +242,11 @@ class world {
     for (int r = 0; r < p_; ++r) {
       const rank_state& s = ranks_[r];
       if (!s.blocked) continue;
-      text += concat("\n  rank ", r, s.waiting == wait_kind::recv ? " waits in recv from rank "
-                                                                  : " waits in send to rank ",
-                     s.wait_peer, ", tag ", s.wait_tag,
-                     ranks_[s.wait_peer].finished ? " (which has returned)" : "");
+      text += concat(
+          "\n  rank ", r,
+          s.waiting == wait_kind::recv ? " waits in recv from rank " : " waits in send to rank ",
+          s.wait_peer, ", tag ", s.wait_tag,
+          ranks_[s.wait_peer].finished ? " (which has returned)" : "");
     }
     deadlock_text_ = std::move(text);
     deadlocked_ = true;
@@ -296,7 +299,8 @@ class Comm {
   template <class T, class U>
   void sendrecv(int dest, std::span<T> out, int source, std::span<U> in, int tag) {
     using V = std::remove_const_t<T>;
-    static_assert(std::is_same_v<V, U>, "loopback::Comm::sendrecv: send and receive element types differ");
+    static_assert(std::is_same_v<V, U>,
+                  "loopback::Comm::sendrecv: send and receive element types differ");
     auto e = post<V>(dest, tag, std::span<const V>(out));
     try {
       recv(source, tag, in);
@@ -366,7 +370,8 @@ class Comm {
 template <class F>
 void run(int p, F&& f, options opt = {}) {
   if (p < 1)
-    throw std::invalid_argument(topocoll::detail::concat("loopback::run: p = ", p, ", need p >= 1"));
+    throw std::invalid_argument(
+        topocoll::detail::concat("loopback::run: p = ", p, ", need p >= 1"));
   detail::world w(p, opt);
   auto body = [&](int r) {
     try {
