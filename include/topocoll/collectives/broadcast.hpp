@@ -1,0 +1,45 @@
+#pragma once
+// topocoll::broadcast: one-to-all broadcast, in place.
+//
+//   topocoll::broadcast<topocoll::Hypercube<>>(comm, std::span<T>(buf), root);
+//
+// buf holds m elements on every rank; on return every rank holds the root's.
+// Algorithm 4.2 on every topology (kernels/one_to_all.hpp): the mask loop on a
+// hypercube, recursive halving along each linear array of a ring or mesh, the
+// k-nomial tree on Tree<K>. t_s + t_w m per step, ceil(log2 p) steps on a
+// hypercube or ring (sum of ceil(log2 s_j) over the sides of a mesh).
+
+#include <span>
+
+#include "../core/concepts.hpp"
+#include "../core/options.hpp"
+#include "../core/tags.hpp"
+#include "../kernels/one_to_all.hpp"
+#include "../topology/topology.hpp"
+
+namespace topocoll {
+
+template <Topology Topo, Transport C, OutputBuffer Buf>
+void broadcast(C& c, Buf&& buffer, int root, const options& opt = {}) {
+  using T = buffer_value_t<Buf>;
+  namespace ota = detail::one_to_all;
+  constexpr std::string_view op = "broadcast";
+  const std::span<T> buf = detail::out_span(buffer);
+  const int rank = c.rank();
+  const int p = c.size();
+  const layout l = detail::shape_or_throw<Topo>(op, rank, p);
+  detail::check_root(op, rank, p, root);
+  ota::check_algorithm<Topo>(op, rank, p, opt.algo, false);
+  if (p == 1 || buf.empty()) return;
+
+  ota::for_each_link<Topo, ota::sweep::down>(
+      l, Topo::to_virtual(l, rank, root), [&](const ota::link& e) {
+        const int peer = Topo::to_real(l, e.peer, root);
+        if (e.to_child)
+          c.send(peer, detail::tag::broadcast, std::span<const T>(buf));
+        else
+          c.recv(peer, detail::tag::broadcast, buf);
+      });
+}
+
+}  // namespace topocoll

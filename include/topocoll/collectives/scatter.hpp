@@ -1,0 +1,92 @@
+#pragma once
+// topocoll::scatter: one-to-all personalized communication.
+//
+//   topocoll::scatter<topocoll::Mesh<2>>(comm, std::span<const T>(in), std::span<T>(out), root);
+//
+// in: p*m elements at the root, block r for rank r (may be empty, and is
+// untouched, elsewhere); out: m elements on every rank.
+//   algorithm::tree (default): the broadcast tree of Algorithm 4.2, but every
+//     rank passes each child only the blocks of the child's subtree, as ONE
+//     contiguous message; sizes halve at each hypercube step:
+//     t_s log p + t_w m (p - 1). A root other than 0 first lays its blocks out
+//     in relabelled order, once.
+//   algorithm::pipelined (Ring only): the ICS 632 ring scatter, farthest
+//     destination first: (p - 1)(t_s + t_w m).
+
+#include <algorithm>
+#include <span>
+#include <vector>
+
+#include "../core/concepts.hpp"
+#include "../core/options.hpp"
+#include "../core/tags.hpp"
+#include "../kernels/one_to_all.hpp"
+#include "../topology/topology.hpp"
+
+namespace topocoll {
+
+template <Topology Topo, Transport C, InputBuffer In, OutputBuffer Out>
+requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>>
+void scatter(C& c, In&& input, Out&& output, int root, const options& opt = {}) {
+  using T = buffer_value_t<Out>;
+  namespace ota = detail::one_to_all;
+  constexpr std::string_view op = "scatter";
+  const std::span<const T> in = detail::in_span(input);
+  const std::span<T> out = detail::out_span(output);
+  const int rank = c.rank();
+  const int p = c.size();
+  const layout l = detail::shape_or_throw<Topo>(op, rank, p);
+  detail::check_root(op, rank, p, root);
+  const std::size_t m = out.size();
+  const std::size_t pm = static_cast<std::size_t>(p) * m;
+  if (rank == root) {
+    detail::check_size(op, rank, p, "in (at the root: p * out.size())", in.size(), pm);
+  } else if (!in.empty() && in.size() != pm) {
+    detail::invalid(op, rank, p, "in holds ", in.size(), " elements, expected ", pm,
+                    " (p * out.size()) or 0 on a rank other than the root");
+  }
+  ota::check_algorithm<Topo>(op, rank, p, opt.algo, true);
+  if (m == 0) return;
+  if (p == 1) {
+    std::copy(in.begin(), in.end(), out.begin());
+    return;
+  }
+  if (opt.algo == algorithm::pipelined)
+    return ota::ring_scatter(c, in, out, root, detail::tag::scatter);
+
+  auto block = [m](int u) { return static_cast<std::ptrdiff_t>(static_cast<std::size_t>(u) * m); };
+  const int v = Topo::to_virtual(l, rank, root);
+  std::vector<T> store;
+  std::span<const T> src;  // the blocks of virtual ranks [v, end), in virtual order
+  if (rank == root) {
+    std::copy_n(in.begin() + block(root), m, out.begin());
+    if (root == 0) {
+      src = in;  // relabelling by 0 is the identity: in is already in virtual order
+    } else {
+      store.resize(pm);
+      for (int u = 1; u < p; ++u)
+        std::copy_n(in.begin() + block(Topo::to_real(l, u, root)), m, store.begin() + block(u));
+      src = store;
+    }
+  }
+  const int end = ota::subtree_end<Topo>(l, v);
+  std::span<T> sub = out;  // a leaf receives its own block straight into out
+  if (rank != root && end - v > 1) {
+    store.resize(static_cast<std::size_t>(end - v) * m);
+    sub = std::span<T>(store);
+  }
+  if (rank != root) src = sub;
+  ota::for_each_link<Topo, ota::sweep::down>(l, v, [&](const ota::link& e) {
+    const int peer = Topo::to_real(l, e.peer, root);
+    if (e.to_child) {
+      c.send(peer, detail::tag::scatter,
+             src.subspan(static_cast<std::size_t>(e.lo - v) * m,
+                         static_cast<std::size_t>(e.hi - e.lo) * m));
+    } else {
+      c.recv(peer, detail::tag::scatter, sub);
+    }
+  });
+  if (rank != root && end - v > 1) std::move(store.begin(), store.begin() + block(1), out.begin());
+}
+
+}  // namespace topocoll
