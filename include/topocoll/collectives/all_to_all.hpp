@@ -1,0 +1,56 @@
+#pragma once
+// topocoll::all_to_all: all-to-all personalized communication (total exchange).
+//
+//   topocoll::all_to_all<topocoll::Hypercube<>>(comm, std::span<const T>(in), std::span<T>(out));
+//
+// in and out hold p blocks of m elements: block j of in goes to rank j, and
+// block i of out came from rank i (the transpose of a row-distributed matrix).
+//   algorithm::store_and_forward: a fold over the topology's dimensions with one
+//     consolidated message per step and a local rearrangement per dimension:
+//       Ring       (t_s + t_w m p / 2)(p - 1)                 Figure 4.18, Eq. 4.7
+//       Mesh<2>    (2 t_s + t_w m p)(sqrt(p) - 1)             Figure 4.19, Eq. 4.8
+//       Hypercube  (t_s + t_w m p / 2) log p                  Figure 4.20, Eq. 4.9
+//       Tree<K>    (K - 1) log_K p steps of m p / K words (radix-K hypercube)
+//   algorithm::pairwise: (t_s + t_w m)(p - 1), partner rank XOR j (p = 2^d,
+//     Algorithm 4.10, Eq. 4.10) or (rank + j) mod p / (rank - j) mod p.
+//   algorithm::automatic (default): the cheaper of the two under
+//     options::cost (t_s + t_w * bytes per message, summed over the schedule).
+// See doc/all_to_all.md.
+
+#include <cstddef>
+#include <span>
+#include <string_view>
+
+#include "../core/concepts.hpp"
+#include "../core/errors.hpp"
+#include "../core/options.hpp"
+#include "../core/tags.hpp"
+#include "../kernels/personalized.hpp"
+#include "../topology/topology.hpp"
+
+namespace topocoll {
+
+template <Topology Topo, Transport C, InputBuffer In, OutputBuffer Out>
+requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>>
+void all_to_all(C& c, In&& input, Out&& output, const options& opt = {}) {
+  using T = buffer_value_t<Out>;
+  constexpr std::string_view op = "all_to_all";
+  const std::span<const T> in = detail::in_span(input);
+  const std::span<T> out = detail::out_span(output);
+  const int rank = c.rank();
+  const int p = c.size();
+  const layout l = detail::shape_or_throw<Topo>(op, rank, p);
+  if (in.size() % static_cast<std::size_t>(p) != 0)
+    detail::invalid(op, rank, p, "in holds ", in.size(), " elements, not a multiple of p = ", p,
+                    " (p blocks of m elements)");
+  detail::check_size(op, rank, p, "out (in.size())", out.size(), in.size());
+  if (opt.algo != algorithm::automatic && opt.algo != algorithm::store_and_forward &&
+      opt.algo != algorithm::pairwise)
+    detail::invalid(op, rank, p, "algorithm ", to_string(opt.algo),
+                    " does not apply; use automatic, store_and_forward or pairwise");
+  const std::size_t m = in.size() / static_cast<std::size_t>(p);
+  detail::personalized::all_to_all<Topo>(c, l, in, out, m, opt.algo, opt.cost,
+                                         detail::tag::all_to_all);
+}
+
+}  // namespace topocoll
