@@ -1,0 +1,538 @@
+#define BOOST_TEST_MODULE one_to_all
+#include "support/harness.hpp"
+
+// broadcast, reduce, scatter, gather on every topology x transport, swept over
+// p, roots, message sizes and element types (with non-commutative operators),
+// plus the communication pattern (model::Counting), bad input, and a
+// synchronous-send run that proves the send/recv order deadlock-free.
+
+#include <array>
+#include <bit>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using namespace topocoll;
+using tc_test::Check;
+using tc_test::Mat2;
+using tc_test::Particle;
+
+// Inputs and references of one element type at one m, computed once per p.
+template <class T, class Op>
+struct Ref {
+  std::size_t m;
+  std::vector<std::vector<T>> in;  // in[r]: rank r's block
+  std::vector<T> all;              // in[0] ++ in[1] ++ ... : scatter's source, gather's result
+  std::vector<T> total;            // in[0] op in[1] op ... op in[p-1], elementwise
+};
+
+template <class T, class Op>
+struct Family {
+  using type = T;
+  using op_type = Op;
+  const char* name;
+  unsigned salt;
+  std::vector<Ref<T, Op>> by_size;  // one per tc_test::sizes
+};
+
+template <class T, class Op>
+Family<T, Op> family(const char* name, unsigned salt, int p) {
+  Family<T, Op> f{name, salt, {}};
+  for (std::size_t m : tc_test::sizes) {
+    Ref<T, Op> r{m, {}, {}, tc_test::fold<T>(0, p - 1, m, Op{}, salt)};
+    for (int q = 0; q < p; ++q) {
+      r.in.push_back(tc_test::input<T>(q, m, salt));
+      r.all.insert(r.all.end(), r.in.back().begin(), r.in.back().end());
+    }
+    f.by_size.push_back(std::move(r));
+  }
+  return f;
+}
+
+// The four element types, each with an associative operator; only int + plus
+// is commutative.
+auto families(int p) {
+  return std::make_tuple(family<int, std::plus<>>("int", 1, p),
+                         family<Mat2, tc_test::mat_mul>("Mat2", 2, p),
+                         family<Particle, tc_test::particle_op>("Particle", 3, p),
+                         family<std::string, tc_test::concat>("string", 4, p));
+}
+
+template <class Tuple, class F>
+void for_each_family(const Tuple& t, F&& f) {
+  std::apply([&](const auto&... fam) { (f(fam), ...); }, t);
+}
+
+// The tree algorithm everywhere; on a Ring also the pipelined one.
+template <class Topo>
+std::vector<options> one_to_all_options() {
+  if constexpr (std::is_same_v<Topo, Ring>)
+    return {options{algorithm::automatic}, options{algorithm::pipelined}};
+  else
+    return {options{algorithm::automatic}};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(broadcast_gives_every_rank_the_roots_buffer, Cfg, tc_test::Configs) {
+  using Topo = typename Cfg::topology;
+  Cfg::sweep([&](int p, auto on_ranks) {
+    const auto data = families(p);
+    on_ranks([&](auto& comm, Check& check) {
+      const int r = comm.rank();
+      for (int root : tc_test::roots_for(p))
+        for_each_family(data, [&](const auto& fam) {
+          using T = typename std::remove_cvref_t<decltype(fam)>::type;
+          for (const auto& ref : fam.by_size) {
+            std::vector<T> buf = r == root ? ref.in[root] : std::vector<T>(ref.m);
+            broadcast<Topo>(comm, std::span<T>(buf), root);
+            check.equal(buf, ref.in[root], Topo::name(), " broadcast<", fam.name, "> rank ", r,
+                        " root ", root, " m ", ref.m);
+          }
+        });
+    });
+  });
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(reduce_keeps_rank_order_at_the_root, Cfg, tc_test::Configs) {
+  using Topo = typename Cfg::topology;
+  Cfg::sweep([&](int p, auto on_ranks) {
+    const auto data = families(p);
+    on_ranks([&](auto& comm, Check& check) {
+      const int r = comm.rank();
+      for (int root : tc_test::roots_for(p))
+        for_each_family(data, [&](const auto& fam) {
+          using F = std::remove_cvref_t<decltype(fam)>;
+          using T = typename F::type;
+          for (const auto& ref : fam.by_size) {
+            const std::vector<T>& in = ref.in[r];
+            // Off the root, out is either empty or holds data that must survive.
+            const bool keep_out = r != root && r % 2 == 1;
+            std::vector<T> out = r == root  ? std::vector<T>(ref.m)
+                                 : keep_out ? ref.in[r]
+                                            : std::vector<T>{};
+            const options opt{root % 2 == 1 ? algorithm::tree : algorithm::automatic};
+            reduce<Topo>(comm, std::span<const T>(in), std::span<T>(out), typename F::op_type{},
+                         root, opt);
+            if (r == root)
+              check.equal(out, ref.total, Topo::name(), " reduce<", fam.name, "> root ", root,
+                          " m ", ref.m);
+            else if (keep_out)
+              check.equal(out, ref.in[r], Topo::name(), " reduce<", fam.name,
+                          "> touched out on rank ", r, ", root ", root, " m ", ref.m);
+          }
+        });
+    });
+  });
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(scatter_gives_rank_r_block_r, Cfg, tc_test::Configs) {
+  using Topo = typename Cfg::topology;
+  Cfg::sweep([&](int p, auto on_ranks) {
+    const auto data = families(p);
+    on_ranks([&](auto& comm, Check& check) {
+      const int r = comm.rank();
+      for (const options& opt : one_to_all_options<Topo>())
+        for (int root : tc_test::roots_for(p))
+          for_each_family(data, [&](const auto& fam) {
+            using T = typename std::remove_cvref_t<decltype(fam)>::type;
+            for (const auto& ref : fam.by_size) {
+              // the root's in is the contract's span; elsewhere an empty vector
+              const std::vector<T> none;
+              const std::vector<T>& in = r == root ? ref.all : none;
+              std::vector<T> out(ref.m);
+              if (r == root)
+                scatter<Topo>(comm, std::span<const T>(in), std::span<T>(out), root, opt);
+              else
+                scatter<Topo>(comm, in, out, root, opt);
+              check.equal(out, ref.in[r], Topo::name(), " scatter<", fam.name, "> (",
+                          to_string(opt.algo), ") rank ", r, " root ", root, " m ", ref.m);
+            }
+          });
+    });
+  });
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(gather_collects_blocks_in_rank_order, Cfg, tc_test::Configs) {
+  using Topo = typename Cfg::topology;
+  Cfg::sweep([&](int p, auto on_ranks) {
+    const auto data = families(p);
+    on_ranks([&](auto& comm, Check& check) {
+      const int r = comm.rank();
+      for (const options& opt : one_to_all_options<Topo>())
+        for (int root : tc_test::roots_for(p))
+          for_each_family(data, [&](const auto& fam) {
+            using T = typename std::remove_cvref_t<decltype(fam)>::type;
+            for (const auto& ref : fam.by_size) {
+              const bool keep_out = r != root && r % 2 == 1;
+              std::vector<T> out = r == root  ? std::vector<T>(ref.all.size())
+                                   : keep_out ? ref.all
+                                              : std::vector<T>{};
+              gather<Topo>(comm, std::span<const T>(ref.in[r]), std::span<T>(out), root, opt);
+              if (r == root)
+                check.equal(out, ref.all, Topo::name(), " gather<", fam.name, "> (",
+                            to_string(opt.algo), ") root ", root, " m ", ref.m);
+              else if (keep_out)
+                check.equal(out, ref.all, Topo::name(), " gather<", fam.name,
+                            "> touched out on rank ", r, ", root ", root, " m ", ref.m);
+            }
+          });
+    });
+  });
+}
+
+// std::vector and std::array work as buffers too, and broadcast/reduce compose.
+BOOST_AUTO_TEST_CASE_TEMPLATE(containers_work_as_buffers, Cfg, tc_test::Configs) {
+  using Topo = typename Cfg::topology;
+  Cfg::sweep([&](int p, auto on_ranks) {
+    on_ranks([&](auto& comm, Check& check) {
+      const int r = comm.rank();
+      const int root = p - 1;
+      std::array<double, 3> a{};
+      if (r == root) a = {1.5, -2.0, 3.25};
+      broadcast<Topo>(comm, a, root);
+      check.expect(a == std::array<double, 3>{1.5, -2.0, 3.25}, "broadcast<std::array> rank ", r);
+      std::vector<long> x(4, r + 1), sum(4, -1);
+      reduce<Topo>(comm, x, sum, ops::max{}, root);
+      if (r == root)
+        check.equal(sum, std::vector<long>(4, p), "reduce<vector, max> at root");
+      else
+        check.equal(sum, std::vector<long>(4, -1), "reduce touched out on rank ", r);
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------
+// The communication pattern, recorded with model::Counting.
+
+namespace {
+
+// Algorithm 4.2 / 4.3 literally, over the relabelling the library uses on a
+// hypercube (XOR for a power of two, a shift otherwise): the (send?, peer)
+// sequence of virtual rank v.
+std::vector<std::pair<bool, int>> mask_loop(int p, int root, int rank, bool reduce) {
+  const int d = detail::ceil_log2(p);
+  const bool pow2 = detail::is_pow2(p);
+  const int v = pow2 ? rank ^ root : (rank - root + p) % p;
+  auto real = [&](int u) { return pow2 ? u ^ root : (u + root) % p; };
+  std::vector<std::pair<bool, int>> ev;
+  if (!reduce) {
+    int mask = (1 << d) - 1;
+    for (int i = d - 1; i >= 0; --i) {
+      mask ^= 1 << i;
+      if ((v & mask) != 0) continue;
+      const int partner = v ^ (1 << i);
+      if ((v & (1 << i)) == 0) {
+        if (partner < p) ev.emplace_back(true, real(partner));
+      } else {
+        ev.emplace_back(false, real(partner));
+      }
+    }
+  } else {
+    int mask = 0;
+    for (int i = 0; i < d; ++i) {
+      if ((v & mask) == 0) {
+        const int partner = v ^ (1 << i);
+        if ((v & (1 << i)) != 0)
+          ev.emplace_back(true, real(partner));
+        else if (partner < p)
+          ev.emplace_back(false, real(partner));
+      }
+      mask ^= 1 << i;
+    }
+  }
+  return ev;
+}
+
+template <class C>
+std::vector<std::pair<bool, int>> pattern(const model::Counting<C>& cc) {
+  std::vector<std::pair<bool, int>> ev;
+  for (const auto& e : cc.events()) ev.emplace_back(e.kind == model::event::send, e.peer);
+  return ev;
+}
+
+template <class C>
+std::vector<std::size_t> recv_counts(const model::Counting<C>& cc) {
+  std::vector<std::size_t> v;
+  for (const auto& e : cc.events())
+    if (e.kind == model::event::recv) v.push_back(e.count);
+  return v;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(every_rank_receives_once_and_the_root_sends_m_times_p_minus_1, Cfg,
+                              tc_test::Configs) {
+  using Topo = typename Cfg::topology;
+  Cfg::sweep([&](int p, auto on_ranks) {
+    on_ranks([&](auto& comm, Check& check) {
+      const int r = comm.rank();
+      model::Counting cc(comm);
+      const std::size_t m = 5;
+      for (int root : tc_test::roots_for(p)) {
+        const std::string ctx =
+            Topo::name() + " rank " + std::to_string(r) + " root " + std::to_string(root) + ": ";
+        std::vector<int> buf(m, r), out(m);
+        cc.clear();
+        broadcast<Topo>(cc, std::span<int>(buf), root);
+        check.expect(cc.recvs() == (r == root ? 0u : 1u), ctx, "broadcast received ", cc.recvs(),
+                     " times");
+        cc.clear();
+        reduce<Topo>(cc, std::span<const int>(buf), std::span<int>(out), std::plus<>{}, root);
+        check.expect(cc.sends() == (r == root ? 0u : 1u), ctx, "reduce sent ", cc.sends(),
+                     " times");
+        std::vector<int> all(r == root ? p * m : 0, 1), mine(m);
+        for (const options& opt : one_to_all_options<Topo>()) {
+          cc.clear();
+          scatter<Topo>(cc, all, mine, root, opt);
+          if (r == root)
+            check.expect(cc.bytes_sent() == (p - 1) * m * sizeof(int) && cc.recvs() == 0, ctx,
+                         "scatter root sent ", cc.bytes_sent(), " bytes");
+          else if (opt.algo != algorithm::pipelined)
+            check.expect(cc.recvs() == 1, ctx, "scatter received ", cc.recvs(), " times");
+          cc.clear();
+          gather<Topo>(cc, mine, all, root, opt);
+          if (r == root)
+            check.expect(cc.bytes_received() == (p - 1) * m * sizeof(int) && cc.sends() == 0, ctx,
+                         "gather root received ", cc.bytes_received(), " bytes");
+          else if (opt.algo != algorithm::pipelined)
+            check.expect(cc.sends() == 1, ctx, "gather sent ", cc.sends(), " times");
+        }
+      }
+    });
+  });
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(hypercube_follows_the_mask_loop, Cfg, tc_test::Configs) {
+  using Topo = typename Cfg::topology;
+  if constexpr (Topo::kind == dim_kind::binary) {
+    Cfg::sweep([&](int p, auto on_ranks) {
+      const int d = detail::ceil_log2(p);
+      on_ranks([&](auto& comm, Check& check) {
+        const int r = comm.rank();
+        model::Counting cc(comm);
+        const std::size_t m = 3;
+        for (int root : tc_test::roots_for(p)) {
+          const std::string ctx = Topo::name() + " p " + std::to_string(p) + " rank " +
+                                  std::to_string(r) + " root " + std::to_string(root) + ": ";
+          std::vector<int> buf(m, 1);
+          cc.clear();
+          broadcast<Topo>(cc, std::span<int>(buf), root);
+          check.expect(pattern(cc) == mask_loop(p, root, r, false), ctx,
+                       "broadcast differs from Algorithm 4.2");
+          if (detail::is_pow2(p) && r == root)
+            check.expect(cc.steps() == d && cc.sends() == static_cast<std::size_t>(d), ctx,
+                         "broadcast root took ", cc.steps(), " steps, expected ", d);
+
+          // A commutative and a non-commutative operator: with the XOR
+          // relabelling both take exactly Algorithm 4.3's d steps.
+          std::vector<int> out(m);
+          cc.clear();
+          reduce<Topo>(cc, std::span<const int>(buf), std::span<int>(out), std::plus<>{}, root);
+          check.expect(pattern(cc) == mask_loop(p, root, r, true), ctx,
+                       "reduce differs from Algorithm 4.3");
+          if (detail::is_pow2(p)) {
+            std::vector<Mat2> x(m, Mat2{1, 2, 3, 4}), y(m);
+            cc.clear();
+            reduce<Topo>(cc, std::span<const Mat2>(x), std::span<Mat2>(y), tc_test::mat_mul{},
+                         root);
+            check.expect(pattern(cc) == mask_loop(p, root, r, true), ctx,
+                         "non-commutative reduce differs from Algorithm 4.3");
+            if (r == root)
+              check.expect(cc.steps() == d && cc.recvs() == static_cast<std::size_t>(d), ctx,
+                           "reduce root took ", cc.steps(), " steps, expected ", d);
+
+            // scatter: m p/2, m p/4, ..., m words from the root; a rank whose
+            // virtual label ends in k zero bits receives its subtree, m 2^k.
+            std::vector<int> all(r == root ? p * m : 0, 1), mine(m);
+            cc.clear();
+            scatter<Topo>(cc, all, mine, root);
+            const int v = r ^ root;
+            if (r == root) {
+              std::vector<std::size_t> want;
+              for (int i = d - 1; i >= 0; --i) want.push_back(m << i);
+              check.expect(cc.send_counts() == want, ctx, "scatter message sizes do not halve");
+            } else {
+              const std::size_t sub = m << std::countr_zero(static_cast<unsigned>(v));
+              check.expect(recv_counts(cc) == std::vector<std::size_t>{sub}, ctx,
+                           "scatter: expected one message of ", sub);
+            }
+            cc.clear();
+            gather<Topo>(cc, mine, all, root);
+            if (r == root) {
+              std::vector<std::size_t> want;
+              for (int i = 0; i < d; ++i) want.push_back(m << i);
+              check.expect(recv_counts(cc) == want, ctx, "gather message sizes do not double");
+            }
+          }
+        }
+      });
+    });
+  }
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(ring_is_recursive_halving_or_a_pipeline, Cfg, tc_test::Configs) {
+  using Topo = typename Cfg::topology;
+  if constexpr (std::is_same_v<Topo, Ring>) {
+    Cfg::sweep([&](int p, auto on_ranks) {
+      on_ranks([&](auto& comm, Check& check) {
+        const int r = comm.rank();
+        model::Counting cc(comm);
+        const std::size_t m = 2;
+        for (int root : tc_test::roots_for(p)) {
+          const std::string ctx = "Ring p " + std::to_string(p) + " rank " + std::to_string(r) +
+                                  " root " + std::to_string(root) + ": ";
+          // Figure 4.2: the root sends to the farthest node of the other half
+          // first, then distances halve: ceil(p/2), ceil(p/4), ..., 1.
+          std::vector<int> buf(m, 1);
+          cc.clear();
+          broadcast<Topo>(cc, std::span<int>(buf), root);
+          if (r == root) {
+            std::vector<std::pair<bool, int>> want;
+            for (int hi = p; hi > 1; hi = (hi + 1) / 2)
+              want.emplace_back(true, (root + (hi + 1) / 2) % p);
+            check.expect(pattern(cc) == want, ctx, "broadcast is not farthest-first halving");
+          }
+          // ICS 632 ring scatter: p - 1 messages of m from the root to its
+          // successor; the rank at distance k receives p - k and passes p - k - 1.
+          std::vector<int> all(r == root ? p * m : 0, 1), mine(m);
+          cc.clear();
+          scatter<Topo>(cc, all, mine, root, options{algorithm::pipelined});
+          const int k = (r - root + p) % p;
+          if (r == root) {
+            check.expect(cc.send_counts() == std::vector<std::size_t>(p - 1, m) && cc.recvs() == 0,
+                         ctx, "pipelined scatter root: ", cc.sends(), " sends");
+            for (const auto& e : cc.events())
+              check.expect(e.peer == (root + 1) % p, ctx, "pipelined scatter sent to ", e.peer);
+          } else {
+            check.expect(cc.recvs() == static_cast<std::size_t>(p - k) &&
+                             cc.sends() == static_cast<std::size_t>(p - k - 1),
+                         ctx, "pipelined scatter: ", cc.recvs(), " receives, ", cc.sends(),
+                         " sends");
+          }
+          cc.clear();
+          gather<Topo>(cc, mine, all, root, options{algorithm::pipelined});
+          if (r == root)
+            check.expect(recv_counts(cc) == std::vector<std::size_t>(p - 1, m), ctx,
+                         "pipelined gather root: ", cc.recvs(), " receives");
+          else
+            check.expect(cc.sends() == static_cast<std::size_t>(p - k), ctx,
+                         "pipelined gather: ", cc.sends(), " sends");
+        }
+      });
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Bad input: every rank throws std::invalid_argument before communicating (a
+// rank that sent or waited would leave a message behind or deadlock, and the
+// runner reports both).
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(bad_arguments_throw_on_every_rank_before_communicating, Cfg,
+                              tc_test::Configs) {
+  using Topo = typename Cfg::topology;
+  using E = std::invalid_argument;
+  Cfg::sweep([&](int p, auto on_ranks) {
+    on_ranks([&](auto& comm, Check& check) {
+      const int r = comm.rank();
+      const std::string who = "rank " + std::to_string(r) + " of " + std::to_string(p);
+      const std::size_t m = 3;
+      std::vector<int> buf(m, 1), out(m), big(p * m + 1), small(p * m - 1);
+      for (int root : {p, -1}) {
+        const std::string bad = "root " + std::to_string(root);
+        check.throws<E>([&] { broadcast<Topo>(comm, buf, root); }, {"broadcast", who, bad}, bad);
+        check.throws<E>([&] { reduce<Topo>(comm, buf, out, std::plus<>{}, root); },
+                        {"reduce", who, bad}, bad);
+        check.throws<E>([&] { scatter<Topo>(comm, big, out, root); }, {"scatter", who, bad}, bad);
+        check.throws<E>([&] { gather<Topo>(comm, buf, out, root); }, {"gather", who, bad}, bad);
+      }
+      const int root = p / 2;
+      std::vector<int> out_long(m + 1);
+      check.throws<E>([&] { reduce<Topo>(comm, buf, out_long, std::plus<>{}, root); },
+                      {"reduce", who, "holds 4", "expected 3"}, "reduce out size");
+      check.throws<E>([&] { scatter<Topo>(comm, big, out, root); },
+                      {"scatter", who, "holds " + std::to_string(p * m + 1)}, "scatter in size");
+      check.throws<E>([&] { gather<Topo>(comm, buf, small, root); },
+                      {"gather", who, "holds " + std::to_string(p * m - 1)}, "gather out size");
+      check.throws<E>([&] { broadcast<Topo>(comm, buf, root, options{algorithm::pipelined}); },
+                      {"broadcast", who, "pipelined"}, "broadcast pipelined");
+      check.throws<E>(
+          [&] {
+            reduce<Topo>(comm, buf, out, std::plus<>{}, root,
+                         options{algorithm::recursive_doubling});
+          },
+          {"reduce", who, "recursive_doubling"}, "reduce recursive_doubling");
+      std::vector<int> fine(p * m);
+      if constexpr (!std::is_same_v<Topo, Ring>)
+        check.throws<E>(
+            [&] { scatter<Topo>(comm, fine, out, root, options{algorithm::pipelined}); },
+            {"scatter", who, "pipelined needs the Ring"}, "scatter pipelined");
+      if (p != 8) {
+        const std::string need = "Hypercube<3> needs 2^3 = 8 ranks";
+        check.throws<E>([&] { broadcast<Hypercube<3>>(comm, buf, 0); }, {"broadcast", who, need},
+                        "Hypercube<3>");
+        check.throws<E>([&] { reduce<Hypercube<3>>(comm, buf, out, std::plus<>{}, 0); },
+                        {"reduce", need}, "Hypercube<3>");
+        check.throws<E>([&] { gather<Hypercube<3>>(comm, buf, out, 0); }, {"gather", need},
+                        "Hypercube<3>");
+      }
+      // Still in step with the others: a real collective works afterwards.
+      std::vector<int> x(m, r == root ? 9 : 0);
+      broadcast<Topo>(comm, x, root);
+      check.equal(x, std::vector<int>(m, 9), "broadcast after the errors, rank ", r);
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Every send synchronous (eager_limit 0): the order of sends and receives must
+// be deadlock-free on its own, without buffering.
+
+#ifndef TOPOCOLL_TEST_MPI
+template <class Topo>
+void run_synchronous() {
+  tc_test::Loopback::sweep<Topo>(
+      [&](int p, auto on_ranks) {
+        const auto data = families(p);
+        on_ranks([&](auto& comm, Check& check) {
+          const int r = comm.rank();
+          for (int root : tc_test::roots_for(p))
+            for_each_family(data, [&](const auto& fam) {
+              using F = std::remove_cvref_t<decltype(fam)>;
+              using T = typename F::type;
+              const auto& ref = fam.by_size[2];  // m = 7
+              std::vector<T> buf = r == root ? ref.in[root] : std::vector<T>(ref.m);
+              broadcast<Topo>(comm, buf, root);
+              check.equal(buf, ref.in[root], Topo::name(), " sync broadcast<", fam.name, ">");
+              std::vector<T> out(r == root ? ref.m : 0);
+              reduce<Topo>(comm, ref.in[r], out, typename F::op_type{}, root);
+              if (r == root)
+                check.equal(out, ref.total, Topo::name(), " sync reduce<", fam.name, ">");
+              for (const options& opt : one_to_all_options<Topo>()) {
+                const std::vector<T> none;
+                std::vector<T> mine(ref.m), all(r == root ? ref.all.size() : 0);
+                scatter<Topo>(comm, r == root ? ref.all : none, mine, root, opt);
+                check.equal(mine, ref.in[r], Topo::name(), " sync scatter<", fam.name, ">");
+                gather<Topo>(comm, mine, all, root, opt);
+                if (r == root)
+                  check.equal(all, ref.all, Topo::name(), " sync gather<", fam.name, ">");
+              }
+            });
+        });
+      },
+      {1, 2, 3, 5, 6, 8, 12, 13, 16}, loopback::options{0});
+}
+
+BOOST_AUTO_TEST_CASE(send_order_is_deadlock_free_with_synchronous_sends) {
+  run_synchronous<Ring>();
+  run_synchronous<Mesh<2>>();
+  run_synchronous<Hypercube<>>();
+  run_synchronous<Tree<3>>();
+  run_synchronous<Tree<4>>();
+}
+#endif
