@@ -87,10 +87,10 @@ void all_reduce(C& c, In&& input, Out&& output, Op op, const options& opt = {}) 
                           algorithm::reduce_broadcast, algorithm::tree},
                          Topo::name());
   if (m == 0) return;
-  a2a::copy_to(in, out);
-  if (p == 1) return;
+  if (p == 1) return a2a::copy_to(in, out);
 
   auto tree = [&](const layout& tl) {
+    a2a::copy_to(in, out);
     std::vector<T> tmp(m);
     a2a::tree_reduce(c, tag, tl, out, std::span<T>(tmp), op);
     a2a::tree_broadcast(c, tag, tl, out);
@@ -101,7 +101,7 @@ void all_reduce(C& c, In&& input, Out&& output, Op op, const options& opt = {}) 
     if (opt.algo == algorithm::tree || opt.algo == algorithm::reduce_broadcast)
       return tree(a2a::tree_shape<Topo>(p));
     const a2a::fold_map fm = a2a::make_fold<Topo>(l);
-    if (fm.folded_away(rank)) {
+    if (fm.folded_away(rank)) {  // the partner reduces for both and sends the result back
       c.send(rank + 1, detail::tag::fold, in);
       c.recv(rank + 1, detail::tag::fold, out);
       return;
@@ -122,6 +122,7 @@ void all_reduce(C& c, In&& input, Out&& output, Op op, const options& opt = {}) 
     std::vector<T> work;
     if (algo == algorithm::recursive_doubling) {
       work.resize(4 * m);  // m on a hypercube would do; a ring dimension needs 4m
+      a2a::copy_to(in, out);
       if (partner) {
         c.recv(rank - 1, detail::tag::fold, std::span<T>(work).first(m));
         detail::combine_left(out, std::span<const T>(work).first(m), op);
@@ -130,16 +131,22 @@ void all_reduce(C& c, In&& input, Out&& output, Op op, const options& opt = {}) 
                                         std::span<T>(work), op);
     } else {
       const std::vector<std::size_t> off = a2a::even_pieces(m, P);
-      const a2a::reversed_digits rd(vl);
-      std::size_t tmp_size = partner ? m : 0;
-      for (int q = 0; q < P; q += rd.w[0]) tmp_size = std::max(tmp_size, off[q + rd.w[0]] - off[q]);
-      work.resize(tmp_size);
+      work.resize(std::max(a2a::first_sub_max<true>(vl, off.data()), partner ? m : 0));
+      // The first step can read `in` itself unless it is an order-keeping
+      // linear-array step (which works in place).
+      const bool direct = Topo::kind == dim_kind::binary || is_commutative_v<Op, T>;
+      std::span<const T> src = in;
       if (partner) {
         c.recv(rank - 1, detail::tag::fold, std::span<T>(work).first(m));
-        detail::combine_left(out, std::span<const T>(work).first(m), op);
+        a2a::combine_into(out, std::span<const T>(work).first(m), in, op);
+        src = out;
+      } else if (!direct) {
+        a2a::copy_to(in, out);
+        src = out;
       }
-      a2a::reduce_scatter_reversed<Topo>(c, tag, vl, w, fm, out, off.data(), std::span<T>(work), op,
-                                         is_commutative_v<Op, T>);
+      a2a::reduce_scatter_fold<Topo, true>(c, tag, vl, w, fm, src, out, off.data(),
+                                           static_cast<T*>(nullptr), std::span<T>(work), op,
+                                           is_commutative_v<Op, T>);
       a2a::all_gather_reversed<Topo>(c, tag, vl, w, fm, out, off.data());
     }
     if (partner) c.send(rank - 1, detail::tag::fold, a2a::cspan(out));

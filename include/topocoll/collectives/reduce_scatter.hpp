@@ -76,37 +76,58 @@ void reduce_scatter(C& c, In&& input, Out&& output, Op op, const options& opt = 
       c.recv(rank + 1, detail::tag::fold, out);
       return;
     }
-    const bool partner = rank < 2 * fm.e;
+    const bool partner = rank < 2 * fm.e;  // reduces for rank - 1 too
     const int P = fm.active();
     const int w = fm.to_virtual(rank);
     const layout vl = fm.e ? Topo::shape(P) : l;
-    const a2a::reversed_digits rd(vl);
-    // Position q holds the blocks of virtual rank owner[q], real ranks
-    // [lo(owner), lo(owner + 1)).
-    std::vector<int> owner(static_cast<std::size_t>(P));
-    for (int u = 0; u < P; ++u) owner[rd.position(vl, u)] = u;
+    std::vector<T> fold_in(partner ? pm : 0);
+    if (partner) c.recv(rank - 1, detail::tag::fold, std::span<T>(fold_in));
+    std::vector<T> buf(pm);
     std::vector<std::size_t> off(static_cast<std::size_t>(P) + 1, 0);
-    for (int q = 0; q < P; ++q)
-      off[q + 1] = off[q] + static_cast<std::size_t>(fm.lo(owner[q] + 1) - fm.lo(owner[q])) * m;
-    std::size_t tmp_size = partner ? pm : 0;  // the first step's sub-ranges are the largest
-    const int w0 = vl.ndims ? rd.w[0] : P;
-    for (int q = 0; q < P; q += w0) tmp_size = std::max(tmp_size, off[q + w0] - off[q]);
-    std::vector<T> buf(pm), tmp(tmp_size);
-    if (partner) c.recv(rank - 1, detail::tag::fold, std::span<T>(tmp).first(pm));
-    for (int q = 0; q < P; ++q) {
-      const std::size_t a = static_cast<std::size_t>(fm.lo(owner[q])) * m;
-      const std::size_t n = off[q + 1] - off[q];
-      const std::span<T> dst(buf.data() + off[q], n);
-      if (partner)  // the lower rank's contribution goes on the left
-        a2a::combine_into(dst, std::span<const T>(tmp.data() + a, n), in.subspan(a, n), op);
-      else
-        std::copy_n(in.begin() + static_cast<std::ptrdiff_t>(a), n, dst.begin());
+    std::span<const T> src = in;  // this rank's contributions at the offsets of buf
+    int mine;                     // the position that ends up holding this rank's blocks
+    bool wrote;
+    if constexpr (is_commutative_v<Op, T>) {
+      // Algorithm 4.8 / 4.5 as printed, dimensions high to low, blocks in rank
+      // order: the first step reads `in` and the last writes `out`, no copies.
+      for (int u = 0; u <= P; ++u) off[u] = static_cast<std::size_t>(fm.lo(u)) * m;
+      if (partner) {
+        a2a::combine_into(std::span<T>(buf), a2a::cspan(std::span<T>(fold_in)), in, op);
+        src = buf;
+      }
+      std::vector<T> tmp(a2a::first_sub_max<false>(vl, off.data()));
+      wrote = a2a::reduce_scatter_fold<Topo, false>(c, tag, vl, w, fm, src, std::span<T>(buf),
+                                                    off.data(), partner ? nullptr : out.data(),
+                                                    std::span<T>(tmp), op, true);
+      mine = w;
+    } else {
+      // Dimensions low to high, so that every partial covers a contiguous range
+      // of ranks; position q holds the blocks of the virtual rank whose digits
+      // are q's reversed (owner[q]), filled by the one copy of `in`.
+      const a2a::reversed_digits rd(vl);
+      std::vector<int> owner(static_cast<std::size_t>(P));
+      for (int u = 0; u < P; ++u) owner[rd.position(vl, u)] = u;
+      for (int q = 0; q < P; ++q)
+        off[q + 1] = off[q] + static_cast<std::size_t>(fm.lo(owner[q] + 1) - fm.lo(owner[q])) * m;
+      for (int q = 0; q < P; ++q) {
+        const std::size_t a = static_cast<std::size_t>(fm.lo(owner[q])) * m;
+        const std::size_t n = off[q + 1] - off[q];
+        const std::span<T> dst(buf.data() + off[q], n);
+        if (partner)  // the lower rank's contribution goes on the left
+          a2a::combine_into(dst, std::span<const T>(fold_in.data() + a, n), in.subspan(a, n), op);
+        else
+          std::copy_n(in.begin() + static_cast<std::ptrdiff_t>(a), n, dst.begin());
+      }
+      std::vector<T> tmp(a2a::first_sub_max<true>(vl, off.data()));
+      wrote = a2a::reduce_scatter_fold<Topo, true>(
+          c, tag, vl, w, fm, a2a::cspan(std::span<T>(buf)), std::span<T>(buf), off.data(),
+          partner ? nullptr : out.data(), std::span<T>(tmp), op, false);
+      mine = rd.position(vl, w);
     }
-    a2a::reduce_scatter_reversed<Topo>(c, tag, vl, w, fm, std::span<T>(buf), off.data(),
-                                       std::span<T>(tmp), op, is_commutative_v<Op, T>);
-    const std::span<const T> mine(buf.data() + off[rd.position(vl, w)], partner ? 2 * m : m);
-    if (partner) c.send(rank - 1, detail::tag::fold, mine.first(m));
-    a2a::copy_to(mine.last(m), out);
+    if (wrote) return;
+    const std::span<const T> blocks(buf.data() + off[mine], partner ? 2 * m : m);
+    if (partner) c.send(rank - 1, detail::tag::fold, blocks.first(m));
+    a2a::copy_to(blocks.last(m), out);
   }
 }
 

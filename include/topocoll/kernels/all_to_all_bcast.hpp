@@ -151,20 +151,30 @@ void ag_step(C& c, int tag, int radix, int k, const Peer& peer, const parent_ran
 }
 
 // ---- reduce-scatter step ---------------------------------------------------
-// On entry every rank of the dimension holds a partial for every sub-range, the
-// partial of coordinate c covering lower ranks than that of c + 1. On exit this
-// rank's sub-range k holds acc_0 op acc_1 op ... op acc_{radix-1}. tmp holds at
-// least the largest sub-range.
+// On entry every rank of the dimension holds, in src, a partial for every
+// sub-range, the partial of coordinate c covering lower ranks than that of
+// c + 1. On exit this rank's sub-range k holds acc_0 op acc_1 op ... op
+// acc_{radix-1}, in dst, or in fin when fin is not null (the caller's output:
+// the last step then writes straight into it). src may be the caller's input
+// (nothing is copied first) or dst itself. tmp holds at least the largest
+// sub-range. Returns whether sub-range k went to fin.
 template <dim_kind Kind, class C, class T, class Op, class Peer>
-void rs_step(C& c, int tag, int radix, int k, const Peer& peer, const parent_range<T>& pr,
-             std::span<T> tmp, const Op& op, bool commutative) {
+bool rs_step(C& c, int tag, int radix, int k, const Peer& peer, const parent_range<const T>& src,
+             const parent_range<T>& dst, T* fin, std::span<T> tmp, const Op& op, bool commutative) {
+  auto target = [&](int q) {
+    return fin && q == k ? std::span<T>(fin, dst.sub(q).size()) : dst.sub(q);
+  };
   if constexpr (Kind == dim_kind::binary) {
     // Algorithm 4.8, one dimension: send the partner's half, add in what it sends.
     const int partner = peer(1 - k);
-    const std::span<T> mine = pr.sub(k);
+    const std::span<const T> mine = src.sub(k);
     const std::span<T> t = tmp.first(mine.size());
-    c.sendrecv(partner, cspan(pr.sub(1 - k)), partner, t, tag);
-    combine(mine, cspan(t), k == 1, op);
+    c.sendrecv(partner, src.sub(1 - k), partner, t, tag);
+    if (k == 1)
+      combine_into(target(k), cspan(t), mine, op);  // the partner's ranks are lower
+    else
+      combine_into(target(k), mine, cspan(t), op);
+    return fin != nullptr;
   } else {
     static_assert(Kind == dim_kind::linear, "the reduce-scatter fold has binary and linear steps");
     const int r = radix;
@@ -173,18 +183,20 @@ void rs_step(C& c, int tag, int radix, int k, const Peer& peer, const parent_ran
       // around the ring, each rank adding its own; wraps, so only when order is moot.
       const int left = peer((k + r - 1) % r), right = peer((k + 1) % r);
       for (int i = 1; i < r; ++i) {
-        const std::span<T> dst = pr.sub((k + i + 1) % r);
-        const std::span<T> t = tmp.first(dst.size());
-        c.sendrecv(left, cspan(pr.sub((k + i) % r)), right, t, tag);
-        combine_right(dst, cspan(t), op);
+        const int qs = (k + i) % r, qr = (k + i + 1) % r;
+        const std::span<T> to = target(qr);
+        const std::span<T> t = tmp.first(to.size());
+        c.sendrecv(left, i == 1 ? src.sub(qs) : cspan(dst.sub(qs)), right, t, tag);
+        combine_into(to, src.sub(qr), cspan(t), op);
       }
-      return;
+      return fin != nullptr;
     }
     // Order-keeping: a linear array (no wrap). The partial for coordinate d is
     // built from both ends: L_d = acc_0 ... acc_{d-1} travels right, R_d =
     // acc_{d+1} ... acc_{r-1} travels left, farthest destination first, and d
     // forms L_d op acc_d op R_d. Every rank still sends r - 1 blocks, in r - 1
-    // steps of (at most) one message each way.
+    // steps of (at most) one message each way. In place: the caller passes
+    // src == dst.
     const int left = k > 0 ? peer(k - 1) : -1, right = k < r - 1 ? peer(k + 1) : -1;
     auto exchange = [&](int to, std::span<const T> out, int from, std::span<T> in) {
       if (to >= 0 && from >= 0)
@@ -199,23 +211,24 @@ void rs_step(C& c, int tag, int radix, int k, const Peer& peer, const parent_ran
         const bool snd = k < r - 1 && i >= k + 1;
         const bool rcv = k >= 1 && i >= k;
         const int ds = r + k - i, dr = r + k - 1 - i;
-        std::span<T> dst = rcv ? pr.sub(dr) : std::span<T>{};
-        std::span<T> t = tmp.first(dst.size());
-        exchange(snd ? right : -1, snd ? cspan(pr.sub(ds)) : std::span<const T>{}, rcv ? left : -1,
+        std::span<T> into = rcv ? dst.sub(dr) : std::span<T>{};
+        std::span<T> t = tmp.first(into.size());
+        exchange(snd ? right : -1, snd ? cspan(dst.sub(ds)) : std::span<const T>{}, rcv ? left : -1,
                  t);
-        if (rcv) combine_left(dst, cspan(t), op);
+        if (rcv) combine_left(into, cspan(t), op);
       }
       {  // leftward: send R for i + k - r, receive R for i + k + 1 - r
         const bool snd = k >= 1 && i >= r - k;
         const bool rcv = k <= r - 2 && i >= r - 1 - k;
         const int ds = i + k - r, dr = i + k + 1 - r;
-        std::span<T> dst = rcv ? pr.sub(dr) : std::span<T>{};
-        std::span<T> t = tmp.first(dst.size());
-        exchange(snd ? left : -1, snd ? cspan(pr.sub(ds)) : std::span<const T>{}, rcv ? right : -1,
+        std::span<T> into = rcv ? dst.sub(dr) : std::span<T>{};
+        std::span<T> t = tmp.first(into.size());
+        exchange(snd ? left : -1, snd ? cspan(dst.sub(ds)) : std::span<const T>{}, rcv ? right : -1,
                  t);
-        if (rcv) combine_right(dst, cspan(t), op);
+        if (rcv) combine_right(into, cspan(t), op);
       }
     }
+    return false;
   }
 }
 
@@ -234,20 +247,46 @@ void all_gather_natural(C& c, int tag, const layout& vl, int w, const fold_map& 
   }
 }
 
-// Reduce-scatter over vl, dimensions low to high, positions digit-reversed.
-// On exit buf[off[q] .. off[q+1]) with q = rd.position(vl, w) holds the fold
-// over every rank, in rank order.
-template <Topology Topo, class C, class T, class Op>
-void reduce_scatter_reversed(C& c, int tag, const layout& vl, int w, const fold_map& fm,
-                             std::span<T> buf, const std::size_t* off, std::span<T> tmp,
-                             const Op& op, bool commutative) {
+// Reduce-scatter over vl. `src` holds this rank's contributions at the same
+// offsets as buf (it may be buf); the first step reads it, every later one
+// works in place in buf. fin, if not null, receives this rank's block when
+// the last step can write it directly; returns whether it did.
+//  * reversed: dimensions low to high, positions digit-reversed: every partial
+//    covers a contiguous range of ranks, so any associative operator. On exit
+//    position rd.position(vl, w) holds the fold over every rank, in rank order.
+//    src must be buf unless the first step is binary or the operator commutative.
+//  * natural (commutative operators only: Algorithm 4.8 / Problem 4.4 as
+//    printed): dimensions high to low, positions in rank order, so src can be
+//    the caller's input as it is. On exit position w holds the total.
+template <Topology Topo, bool Reversed, class C, class T, class Op>
+bool reduce_scatter_fold(C& c, int tag, const layout& vl, int w, const fold_map& fm,
+                         std::span<const T> src, std::span<T> buf, const std::size_t* off, T* fin,
+                         std::span<T> tmp, const Op& op, bool commutative) {
   const reversed_digits rd(vl);
-  for (int j = 0; j < vl.ndims; ++j) {
+  bool wrote = false;
+  for (int i = 0; i < vl.ndims; ++i) {
+    const int j = Reversed ? i : vl.ndims - 1 - i;
+    const int s = vl.dims[j].stride, r = vl.dims[j].radix;
+    const int start = Reversed ? rd.start(vl, w, j) : w - w % (s * r);
+    const int width = Reversed ? rd.w[j] : s;
     auto peer = [&](int q) { return fm.to_real(vl.with_coord(w, j, q)); };
-    rs_step<Topo::kind>(c, tag, vl.dims[j].radix, vl.coord(w, j), peer,
-                        parent_range<T>{buf, off, rd.start(vl, w, j), rd.w[j]}, tmp, op,
-                        commutative);
+    const parent_range<T> dst{buf, off, start, width};
+    const parent_range<const T> from{i == 0 ? src : cspan(buf), off, start, width};
+    wrote = rs_step<Topo::kind>(c, tag, r, vl.coord(w, j), peer, from, dst,
+                                i == vl.ndims - 1 ? fin : nullptr, tmp, op, commutative);
   }
+  return wrote;
+}
+
+// The largest sub-range of the first step of a reduce-scatter fold (the later
+// ones are nested in it).
+template <bool Reversed>
+std::size_t first_sub_max(const layout& vl, const std::size_t* off) {
+  if (vl.ndims == 0) return 0;
+  const int width = Reversed ? reversed_digits(vl).w[0] : vl.dims[vl.ndims - 1].stride;
+  std::size_t mx = 0;
+  for (int q = 0; q + width <= vl.extent; q += width) mx = std::max(mx, off[q + width] - off[q]);
+  return mx;
 }
 
 // The reverse of reduce_scatter_reversed's data movement: all-gather over the
