@@ -67,11 +67,12 @@ void for_each_family(const Tuple& t, F&& f) {
   std::apply([&](const auto&... fam) { (f(fam), ...); }, t);
 }
 
-// The tree algorithm everywhere; on a Ring also the pipelined one.
+// The tree algorithm everywhere; on a Ring also the pipelined one, with a
+// cost model that cuts broadcast and reduce messages into many segments.
 template <class Topo>
 std::vector<options> one_to_all_options() {
   if constexpr (std::is_same_v<Topo, Ring>)
-    return {options{algorithm::automatic}, options{algorithm::pipelined}};
+    return {options{algorithm::automatic}, options{algorithm::pipelined, cost_model{1.0, 0.01}}};
   else
     return {options{algorithm::automatic}};
 }
@@ -84,16 +85,17 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(broadcast_gives_every_rank_the_roots_buffer, Cfg, 
     const auto data = families(p);
     on_ranks([&](auto& comm, Check& check) {
       const int r = comm.rank();
-      for (int root : tc_test::roots_for(p))
-        for_each_family(data, [&](const auto& fam) {
-          using T = typename std::remove_cvref_t<decltype(fam)>::type;
-          for (const auto& ref : fam.by_size) {
-            std::vector<T> buf = r == root ? ref.in[root] : std::vector<T>(ref.m);
-            broadcast<Topo>(comm, std::span<T>(buf), root);
-            check.equal(buf, ref.in[root], Topo::name(), " broadcast<", fam.name, "> rank ", r,
-                        " root ", root, " m ", ref.m);
-          }
-        });
+      for (const options& opt : one_to_all_options<Topo>())
+        for (int root : tc_test::roots_for(p))
+          for_each_family(data, [&](const auto& fam) {
+            using T = typename std::remove_cvref_t<decltype(fam)>::type;
+            for (const auto& ref : fam.by_size) {
+              std::vector<T> buf = r == root ? ref.in[root] : std::vector<T>(ref.m);
+              broadcast<Topo>(comm, std::span<T>(buf), root, opt);
+              check.equal(buf, ref.in[root], Topo::name(), " broadcast<", fam.name, "> (",
+                          to_string(opt.algo), ") rank ", r, " root ", root, " m ", ref.m);
+            }
+          });
     });
   });
 }
@@ -104,28 +106,30 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(reduce_keeps_rank_order_at_the_root, Cfg, tc_test:
     const auto data = families(p);
     on_ranks([&](auto& comm, Check& check) {
       const int r = comm.rank();
-      for (int root : tc_test::roots_for(p))
-        for_each_family(data, [&](const auto& fam) {
-          using F = std::remove_cvref_t<decltype(fam)>;
-          using T = typename F::type;
-          for (const auto& ref : fam.by_size) {
-            const std::vector<T>& in = ref.in[r];
-            // Off the root, out is either empty or holds data that must survive.
-            const bool keep_out = r != root && r % 2 == 1;
-            std::vector<T> out = r == root  ? std::vector<T>(ref.m)
-                                 : keep_out ? ref.in[r]
-                                            : std::vector<T>{};
-            const options opt{root % 2 == 1 ? algorithm::tree : algorithm::automatic};
-            reduce<Topo>(comm, std::span<const T>(in), std::span<T>(out), typename F::op_type{},
-                         root, opt);
-            if (r == root)
-              check.equal(out, ref.total, Topo::name(), " reduce<", fam.name, "> root ", root,
-                          " m ", ref.m);
-            else if (keep_out)
-              check.equal(out, ref.in[r], Topo::name(), " reduce<", fam.name,
-                          "> touched out on rank ", r, ", root ", root, " m ", ref.m);
-          }
-        });
+      for (const options& ring_opt : one_to_all_options<Topo>())
+        for (int root : tc_test::roots_for(p))
+          for_each_family(data, [&](const auto& fam) {
+            using F = std::remove_cvref_t<decltype(fam)>;
+            using T = typename F::type;
+            for (const auto& ref : fam.by_size) {
+              const std::vector<T>& in = ref.in[r];
+              // Off the root, out is either empty or holds data that must survive.
+              const bool keep_out = r != root && r % 2 == 1;
+              std::vector<T> out = r == root  ? std::vector<T>(ref.m)
+                                   : keep_out ? ref.in[r]
+                                              : std::vector<T>{};
+              options opt = ring_opt;
+              if (opt.algo == algorithm::automatic && root % 2 == 1) opt.algo = algorithm::tree;
+              reduce<Topo>(comm, std::span<const T>(in), std::span<T>(out), typename F::op_type{},
+                           root, opt);
+              if (r == root)
+                check.equal(out, ref.total, Topo::name(), " reduce<", fam.name, "> (",
+                            to_string(opt.algo), ") root ", root, " m ", ref.m);
+              else if (keep_out)
+                check.equal(out, ref.in[r], Topo::name(), " reduce<", fam.name,
+                            "> touched out on rank ", r, ", root ", root, " m ", ref.m);
+            }
+          });
     });
   });
 }
@@ -422,7 +426,58 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(ring_is_recursive_halving_or_a_pipeline, Cfg, tc_t
           else
             check.expect(cc.sends() == static_cast<std::size_t>(p - k), ctx,
                          "pipelined gather: ", cc.sends(), " sends");
+
+          // The segmented pipeline (ICS 632 "a faster broadcast"): r segments
+          // that add up to the message flow root -> root+1 -> ... -> root-1,
+          // r from the cost model's optimum; reduce streams them back.
+          const std::size_t big = 40;
+          const options seg{algorithm::pipelined, cost_model{1.0, 1.0}};
+          const std::size_t nseg = detail::one_to_all::ring_segments<int>(big, p, seg.cost);
+          if (p > 2) check.expect(nseg > 1, ctx, "expected several segments, got ", nseg);
+          std::vector<int> long_buf(big, r == root ? 3 : 0), sum(r == root ? big : 0);
+          for (bool red : {false, true}) {
+            cc.clear();
+            if (red)
+              reduce<Topo>(cc, long_buf, sum, std::plus<>{}, root, seg);
+            else
+              broadcast<Topo>(cc, long_buf, root, seg);
+            const int up = red ? (r + p - 1) % p : (r + 1) % p;  // where data flows to
+            const bool first = red ? k == p - 1 : k == 0;        // only sends
+            const bool last = red ? k == 0 : k == p - 1;         // only receives
+            std::size_t words = 0;
+            for (const auto& e : cc.events()) {
+              words += e.kind == model::event::send ? e.count : 0;
+              check.expect(
+                  e.peer ==
+                      (e.kind == model::event::send ? up : (red ? (r + 1) % p : (r + p - 1) % p)),
+                  ctx, red ? "pipelined reduce" : "pipelined broadcast", " talks to ", e.peer);
+            }
+            check.expect(cc.sends() == (last ? 0 : nseg) && cc.recvs() == (first ? 0 : nseg) &&
+                             words == (last ? 0 : big),
+                         ctx, red ? "pipelined reduce: " : "pipelined broadcast: ", cc.sends(),
+                         " sends of ", words, " words, ", cc.recvs(), " receives; expected ", nseg,
+                         " segments");
+          }
+          check.equal(long_buf, std::vector<int>(big, 3), ctx, "pipelined broadcast");
+          if (r == root) check.equal(sum, std::vector<int>(big, 3 * p), ctx, "pipelined reduce");
         }
+
+        // automatic follows the cost model: for a long message the pipeline
+        // (p >= 3), else the tree's ceil(log2 p) sends from the root.
+        const int root = p - 1;
+        const std::size_t m_long = std::size_t{1} << 16;
+        std::vector<int> x(m_long, r == root ? 5 : 0);
+        cc.clear();
+        broadcast<Topo>(cc, x, root);
+        check.equal(x, std::vector<int>(m_long, 5), "automatic broadcast of 2^16 ints, rank ", r);
+        const cost_model cost{};
+        const bool pipe = detail::one_to_all::ring_pipeline_wins<int>(m_long, p, cost);
+        if (p >= 3) check.expect(pipe, "the model should prefer the pipeline at p ", p);
+        if (r == root)
+          check.expect(cc.sends() == (pipe ? detail::one_to_all::ring_segments<int>(m_long, p, cost)
+                                           : static_cast<std::size_t>(detail::ceil_log2(p))),
+                       "automatic broadcast on Ring p ", p, ": root sent ", cc.sends(),
+                       " messages");
       });
     });
   }
@@ -459,8 +514,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(bad_arguments_throw_on_every_rank_before_communica
                       {"scatter", who, "holds " + std::to_string(p * m + 1)}, "scatter in size");
       check.throws<E>([&] { gather<Topo>(comm, buf, small, root); },
                       {"gather", who, "holds " + std::to_string(p * m - 1)}, "gather out size");
-      check.throws<E>([&] { broadcast<Topo>(comm, buf, root, options{algorithm::pipelined}); },
-                      {"broadcast", who, "pipelined"}, "broadcast pipelined");
+      check.throws<E>([&] { broadcast<Topo>(comm, buf, root, options{algorithm::pairwise}); },
+                      {"broadcast", who, "pairwise"}, "broadcast pairwise");
       check.throws<E>(
           [&] {
             reduce<Topo>(comm, buf, out, std::plus<>{}, root,
@@ -506,14 +561,16 @@ void run_synchronous() {
               using F = std::remove_cvref_t<decltype(fam)>;
               using T = typename F::type;
               const auto& ref = fam.by_size[2];  // m = 7
-              std::vector<T> buf = r == root ? ref.in[root] : std::vector<T>(ref.m);
-              broadcast<Topo>(comm, buf, root);
-              check.equal(buf, ref.in[root], Topo::name(), " sync broadcast<", fam.name, ">");
-              std::vector<T> out(r == root ? ref.m : 0);
-              reduce<Topo>(comm, ref.in[r], out, typename F::op_type{}, root);
-              if (r == root)
-                check.equal(out, ref.total, Topo::name(), " sync reduce<", fam.name, ">");
-              for (const options& opt : one_to_all_options<Topo>()) {
+              for (options opt : one_to_all_options<Topo>()) {
+                if (opt.algo == algorithm::pipelined)
+                  opt.cost = cost_model{1.0, 1.0};  // 7 segments
+                std::vector<T> buf = r == root ? ref.in[root] : std::vector<T>(ref.m);
+                broadcast<Topo>(comm, buf, root, opt);
+                check.equal(buf, ref.in[root], Topo::name(), " sync broadcast<", fam.name, ">");
+                std::vector<T> out(r == root ? ref.m : 0);
+                reduce<Topo>(comm, ref.in[r], out, typename F::op_type{}, root, opt);
+                if (r == root)
+                  check.equal(out, ref.total, Topo::name(), " sync reduce<", fam.name, ">");
                 const std::vector<T> none;
                 std::vector<T> mine(ref.m), all(r == root ? ref.all.size() : 0);
                 scatter<Topo>(comm, r == root ? ref.all : none, mine, root, opt);

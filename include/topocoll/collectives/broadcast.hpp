@@ -8,8 +8,12 @@
 // hypercube, recursive halving along each linear array of a ring or mesh, the
 // k-nomial tree on Tree<K>. t_s + t_w m per step, ceil(log2 p) steps on a
 // hypercube or ring (sum of ceil(log2 s_j) over the sides of a mesh).
+// On a Ring, algorithm::pipelined (chosen by automatic when the cost model
+// says so: large m) streams r segments around the ring, ICS 632's "faster
+// broadcast": (p - 2 + r)(t_s + t_w m / r), r = sqrt(m (p - 2) t_w / t_s).
 
 #include <span>
+#include <type_traits>
 
 #include "../core/concepts.hpp"
 #include "../core/options.hpp"
@@ -29,8 +33,14 @@ void broadcast(C& c, Buf&& buffer, int root, const options& opt = {}) {
   const int p = c.size();
   const layout l = detail::shape_or_throw<Topo>(op, rank, p);
   detail::check_root(op, rank, p, root);
-  ota::check_algorithm<Topo>(op, rank, p, opt.algo, false);
+  ota::check_algorithm<Topo>(op, rank, p, opt.algo);
   if (p == 1 || buf.empty()) return;
+  if constexpr (std::is_same_v<Topo, Ring>) {
+    if (opt.algo == algorithm::pipelined ||
+        (opt.algo == algorithm::automatic && ota::ring_pipeline_wins<T>(buf.size(), p, opt.cost)))
+      return ota::ring_broadcast(c, buf, root, ota::ring_segments<T>(buf.size(), p, opt.cost),
+                                 detail::tag::broadcast);
+  }
 
   ota::for_each_link<Topo, ota::sweep::down>(
       l, Topo::to_virtual(l, rank, root), [&](const ota::link& e) {

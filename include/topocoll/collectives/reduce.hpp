@@ -18,9 +18,15 @@
 // Otherwise (a shifted relabelling, or a k-nomial digit) the reduction runs
 // towards rank 0 without relabelling and rank 0 forwards the result to the
 // root: one extra message, as MPICH does for non-commutative operators.
+//
+// On a Ring, algorithm::pipelined (chosen by automatic for large m) is the dual
+// of the pipelined broadcast: r segments of partials stream towards the root,
+// (p - 2 + r)(t_s + t_w m / r) plus the combining; the same rule of order
+// applies (a chain towards rank 0 and a forward when it must).
 
 #include <algorithm>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "../core/concepts.hpp"
@@ -53,12 +59,36 @@ void reduce(C& c, In&& input, Out&& output, Op op, int root, const options& opt 
     detail::invalid(name, rank, p, "out holds ", out.size(), " elements, expected ", m,
                     " (in.size()) or 0 on a rank other than the root");
   }
-  ota::check_algorithm<Topo>(name, rank, p, opt.algo, false);
+  ota::check_algorithm<Topo>(name, rank, p, opt.algo);
   if (m == 0) return;
   auto copy_in_to_out = [&] {
     if (in.data() != out.data()) std::copy(in.begin(), in.end(), out.begin());
   };
   if (p == 1) return copy_in_to_out();
+
+  if constexpr (std::is_same_v<Topo, Ring>) {
+    if (opt.algo == algorithm::pipelined ||
+        (opt.algo == algorithm::automatic && ota::ring_pipeline_wins<T>(m, p, opt.cost))) {
+      // The chain's partials cover distances k..p-1 from its end: rank order
+      // only when that end is rank 0.
+      const int chain_root = (is_commutative_v<Op, T> || root == 0) ? root : 0;
+      std::vector<T> result;
+      std::span<T> dst = out;
+      if (rank == chain_root && chain_root != root) {
+        result.resize(m);
+        dst = result;
+      }
+      ota::ring_reduce(c, in, dst, op, chain_root, ota::ring_segments<T>(m, p, opt.cost),
+                       detail::tag::reduce);
+      if (chain_root != root) {
+        if (rank == chain_root)
+          c.send(root, detail::tag::forward, std::span<const T>(result));
+        else if (rank == root)
+          c.recv(chain_root, detail::tag::forward, out);
+      }
+      return;
+    }
+  }
 
   const bool xor_binary = ota::xor_on_binary_dims<Topo>(l);
   const int tree_root = (is_commutative_v<Op, T> || root == 0 || xor_binary) ? root : 0;

@@ -45,7 +45,7 @@ void scatter(C& c, In&& input, Out&& output, int root, const options& opt = {}) 
     detail::invalid(op, rank, p, "in holds ", in.size(), " elements, expected ", pm,
                     " (p * out.size()) or 0 on a rank other than the root");
   }
-  ota::check_algorithm<Topo>(op, rank, p, opt.algo, true);
+  ota::check_algorithm<Topo>(op, rank, p, opt.algo);
   if (m == 0) return;
   if (p == 1) {
     std::copy(in.begin(), in.end(), out.begin());

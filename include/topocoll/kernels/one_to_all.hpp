@@ -34,6 +34,7 @@
 #include "../core/options.hpp"
 #include "../topology/layout.hpp"
 #include "../topology/topology.hpp"
+#include "one_to_all_ring.hpp"
 
 namespace topocoll::detail::one_to_all {
 
@@ -136,88 +137,18 @@ constexpr bool xor_on_binary_dims(const layout& l) {
   }
 }
 
-// Rejects an algorithm this operation cannot run on this topology, before any
-// communication. `pipelined_ok`: the operation has a pipelined ring variant.
+// Rejects an algorithm the one-to-all operations cannot run on this topology,
+// before any communication: tree everywhere, pipelined on a Ring.
 template <Topology Topo>
-void check_algorithm(std::string_view op, int rank, int p, algorithm a, bool pipelined_ok) {
+void check_algorithm(std::string_view op, int rank, int p, algorithm a) {
   if (a == algorithm::automatic || a == algorithm::tree) return;
-  if (a == algorithm::pipelined && pipelined_ok) {
+  if (a == algorithm::pipelined) {
     if constexpr (std::is_same_v<Topo, Ring>) return;
     invalid(op, rank, p, "algorithm::pipelined needs the Ring topology, got ", Topo::name(),
             " (use algorithm::tree or algorithm::automatic)");
   }
   invalid(op, rank, p, "algorithm::", to_string(a), " does not apply to ", op,
-          " (use algorithm::tree or algorithm::automatic",
-          pipelined_ok ? ", or algorithm::pipelined on a Ring)" : ")");
-}
-
-// The pipelined ring scatter of the ICS 632 notes: the root sends the p - 1
-// blocks to its successor, farthest destination first; every other rank keeps
-// the last block it receives and passes the earlier ones on, sending the
-// previous block while it receives the next. (p - 1)(t_s + t_w m).
-template <class C, class T>
-void ring_scatter(C& c, std::span<const T> in, std::span<T> out, int root, int tag) {
-  const int p = c.size();
-  const int rank = c.rank();
-  const std::size_t m = out.size();
-  const int next = (rank + 1) % p;
-  const int prev = (rank + p - 1) % p;
-  if (rank == root) {
-    for (int i = 0; i < p - 1; ++i) {
-      const int dest = (root + p - 1 - i) % p;
-      c.send(next, tag, in.subspan(static_cast<std::size_t>(dest) * m, m));
-    }
-    std::copy_n(in.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(root) * m), m,
-                out.begin());
-    return;
-  }
-  const int n = p - (rank - root + p) % p;  // blocks that reach this rank; the last is its own
-  if (n == 1) {
-    c.recv(prev, tag, out);
-    return;
-  }
-  std::vector<T> store(2 * m);
-  std::span<T> a(store.data(), m), b(store.data() + m, m);
-  c.recv(prev, tag, a);
-  for (int i = 1; i < n; ++i) {
-    std::span<T> into = i == n - 1 ? out : b;
-    c.sendrecv(next, std::span<const T>(a), prev, into, tag);
-    std::swap(a, b);
-  }
-}
-
-// Its dual: every rank sends its own block towards the root, then passes on
-// the blocks of the ranks beyond it; the root receives them nearest first,
-// straight into place.
-template <class C, class T>
-void ring_gather(C& c, std::span<const T> in, std::span<T> out, int root, int tag) {
-  const int p = c.size();
-  const int rank = c.rank();
-  const std::size_t m = in.size();
-  const int next = (rank + 1) % p;
-  const int prev = (rank + p - 1) % p;
-  if (rank == root) {
-    std::copy_n(in.begin(), m,
-                out.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(root) * m));
-    for (int d = 1; d < p; ++d) {
-      const auto at = static_cast<std::size_t>((root + d) % p) * m;
-      c.recv(next, tag, out.subspan(at, m));
-    }
-    return;
-  }
-  const int n = p - (rank - root + p) % p;  // blocks this rank sends: its own and n - 1 relayed
-  if (n == 1) {
-    c.send(prev, tag, in);
-    return;
-  }
-  std::vector<T> store(2 * m);
-  std::span<T> a(store.data(), m), b(store.data() + m, m);
-  c.sendrecv(prev, in, next, a, tag);
-  for (int i = 1; i < n - 1; ++i) {
-    c.sendrecv(prev, std::span<const T>(a), next, b, tag);
-    std::swap(a, b);
-  }
-  c.send(prev, tag, std::span<const T>(a));
+          " (use algorithm::tree, algorithm::automatic, or algorithm::pipelined on a Ring)");
 }
 
 }  // namespace topocoll::detail::one_to_all
