@@ -1,0 +1,313 @@
+// The Boost.MPI transport itself, under mpiexec at 1 2 3 4 5 8 ranks (built
+// with TOPOCOLL_TEST_MPI: the MPI runner provides main). Most cases exchange
+// around a ring: rank r sends to r + 1 and receives from r - 1 (mod p), which
+// at p = 1 is a rank talking to itself.
+#define BOOST_TEST_MODULE mpi_transport
+#include "support/harness.hpp"
+
+#include <boost/mpi/communicator.hpp>
+
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <topocoll/transport/mpi.hpp>
+
+#ifndef TOPOCOLL_TEST_MPI
+#error "mpi_transport_test is built with TOPOCOLL_TEST_MPI (see mpi_transport_test.cmake)"
+#endif
+
+namespace mpi = topocoll::mpi;
+using tc_test::Check;
+using topocoll::message_error;
+
+namespace {
+
+static_assert(topocoll::Transport<mpi::Comm>);
+
+// Runs f(comm, check) once on every rank, through the MPI runner.
+template <class F>
+void on_every_rank(F&& f) {
+  tc_test::Mpi::sweep<topocoll::Ring>([&](int, auto on_ranks) { on_ranks(f); });
+}
+
+int next(const mpi::Comm& c) {
+  return (c.rank() + 1) % c.size();
+}
+int prev(const mpi::Comm& c) {
+  return (c.rank() + c.size() - 1) % c.size();
+}
+
+std::vector<std::uint8_t> pattern(std::size_t n, int r) {
+  std::vector<std::uint8_t> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::uint8_t>(i * 131 + i / 4099 + r * 7);
+  return v;
+}
+
+// First index where v differs from pattern(n, r), or n.
+std::size_t first_bad(const std::vector<std::uint8_t>& v, int r) {
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (v[i] != static_cast<std::uint8_t>(i * 131 + i / 4099 + r * 7)) return i;
+  return v.size();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(rank_and_size_match_the_communicator) {
+  on_every_rank([](mpi::Comm& c, Check& check) {
+    boost::mpi::communicator world;
+    check.expect(c.rank() == world.rank() && c.size() == world.size(), "rank ", c.rank(), " of ",
+                 c.size(), " vs world ", world.rank(), " of ", world.size());
+    check.expect(c.library_communicator() != world, "the library communicator is not a duplicate");
+    mpi::Comm copy = c;  // copies share the duplicate
+    check.expect(copy.library_communicator() == c.library_communicator(), "a copy has its own dup");
+  });
+}
+
+BOOST_AUTO_TEST_CASE(messages_between_a_pair_with_one_tag_arrive_in_order) {
+  on_every_rank([](mpi::Comm& c, Check& check) {
+    for (int i = 0; i < 50; ++i) {  // small: eager, so sending all first cannot block
+      std::vector<int> m(static_cast<std::size_t>(i % 5 + 1), i * 100 + c.rank());
+      c.send(next(c), 7, std::span<const int>(m));
+    }
+    for (int i = 0; i < 50; ++i) {
+      std::vector<int> m(static_cast<std::size_t>(i % 5 + 1));
+      c.recv(prev(c), 7, std::span<int>(m));
+      check.expect(m.front() == i * 100 + prev(c) && m.back() == m.front(), "message ", i,
+                   " arrived as ", m.front());
+    }
+  });
+}
+
+BOOST_AUTO_TEST_CASE(tags_select_messages) {
+  on_every_rank([](mpi::Comm& c, Check& check) {
+    std::vector<int> a{1, 2, 3}, b{4, 5};
+    c.send(next(c), 11, std::span<const int>(a));
+    c.send(next(c), 12, std::span<int>(b));  // the non-const overload
+    std::vector<int> gb(2), ga(3);
+    c.recv(prev(c), 12, std::span<int>(gb));  // the later tag first
+    c.recv(prev(c), 11, std::span<int>(ga));
+    check.equal(ga, a, "tag 11");
+    check.equal(gb, b, "tag 12");
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_users_struct_travels_unregistered) {
+  on_every_rank([](mpi::Comm& c, Check& check) {
+    for (std::size_t m : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{100000}}) {
+      auto out = tc_test::input<tc_test::Particle>(c.rank(), m, 3);
+      std::vector<tc_test::Particle> in(m);
+      c.sendrecv(next(c), std::span<const tc_test::Particle>(out), prev(c),
+                 std::span<tc_test::Particle>(in), 21);
+      check.equal(in, tc_test::input<tc_test::Particle>(prev(c), m, 3), "Particle m=", m);
+      auto mats = tc_test::input<tc_test::Mat2>(c.rank(), m, 4);
+      std::vector<tc_test::Mat2> got(m);
+      c.sendrecv(next(c), std::span<tc_test::Mat2>(mats), prev(c), std::span<tc_test::Mat2>(got),
+                 22);
+      check.equal(got, tc_test::input<tc_test::Mat2>(prev(c), m, 4), "Mat2 m=", m);
+    }
+  });
+}
+
+BOOST_AUTO_TEST_CASE(strings_travel_serialized) {
+  on_every_rank([](mpi::Comm& c, Check& check) {
+    for (std::size_t m : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{20000}}) {
+      auto out = tc_test::input<std::string>(c.rank(), m, 5);
+      if (m > 1)
+        out[1] = std::string(100000, static_cast<char>('a' + c.rank() % 26));  // a long one
+      auto want = tc_test::input<std::string>(prev(c), m, 5);
+      if (m > 1) want[1] = std::string(100000, static_cast<char>('a' + prev(c) % 26));
+      std::vector<std::string> in(m, "stale");
+      c.sendrecv(next(c), std::span<const std::string>(out), prev(c), std::span<std::string>(in),
+                 31);
+      check.equal(in, want, "sendrecv m=", m);
+      // send / recv of short strings: eager, so sending first cannot block
+      if (m <= 7) {
+        auto small = tc_test::input<std::string>(c.rank(), m, 6);
+        c.send(next(c), 32, std::span<const std::string>(small));
+        std::vector<std::string> in2(m);
+        c.recv(prev(c), 32, std::span<std::string>(in2));
+        check.equal(in2, tc_test::input<std::string>(prev(c), m, 6), "send/recv m=", m);
+      }
+    }
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_message_of_the_wrong_size_throws_message_error_on_every_rank) {
+  on_every_rank([](mpi::Comm& c, Check& check) {
+    const std::string me = "rank " + std::to_string(c.rank());
+    const std::string from = "rank " + std::to_string(prev(c));
+    // small (eager) and large (rendezvous: the sender must still be released)
+    for (std::size_t m : {std::size_t{3}, std::size_t{1} << 20}) {
+      std::vector<double> out(m, 1.0), too_small(m - 1), too_big(m + 1);
+      check.throws<message_error>(
+          [&] {
+            c.sendrecv(next(c), std::span<const double>(out), prev(c), std::span<double>(too_small),
+                       77);
+          },
+          {me, from, "tag 77", std::to_string(m * 8) + " bytes", std::to_string(m - 1)},
+          "too small, m=" + std::to_string(m));
+      check.throws<message_error>(
+          [&] {
+            c.sendrecv(next(c), std::span<const double>(out), prev(c), std::span<double>(too_big),
+                       78);
+          },
+          {me, from, "tag 78", std::to_string(m + 1)}, "too big, m=" + std::to_string(m));
+      check.expect(too_small.empty() || too_small[0] == 0.0, "the buffer was written, m=", m);
+    }
+    // plain recv of a large message: the sender's MPI_Send completes
+    if (c.size() >= 2) {
+      std::vector<int> big(1 << 20, c.rank()), small(10);
+      if (c.rank() == 0) {
+        c.send(1, 79, std::span<const int>(big));
+      } else if (c.rank() == 1) {
+        check.throws<message_error>([&] { c.recv(0, 79, std::span<int>(small)); },
+                                    {"rank 1", "rank 0", "tag 79", "4194304 bytes", "10 elements"});
+      }
+    }
+    // serialized: the element count is checked
+    auto strs = tc_test::input<std::string>(c.rank(), 5);
+    std::vector<std::string> four(4);
+    check.throws<message_error>(
+        [&] {
+          c.sendrecv(next(c), std::span<const std::string>(strs), prev(c),
+                     std::span<std::string>(four), 80);
+        },
+        {me, from, "tag 80", "5 elements", "holds 4"});
+    // nothing was left behind: the same pair and tag work again
+    std::vector<int> x{c.rank()}, y{-1};
+    c.sendrecv(next(c), std::span<const int>(x), prev(c), std::span<int>(y), 77);
+    check.expect(y[0] == prev(c), "after the errors, got ", y[0]);
+  });
+}
+
+BOOST_AUTO_TEST_CASE(bad_arguments_and_mpi_errors_throw) {
+  on_every_rank([](mpi::Comm& c, Check& check) {
+    std::vector<int> v(3);
+    check.throws<std::invalid_argument>([&] { c.send(c.size(), 1, std::span<const int>(v)); },
+                                        {"send", "destination", std::to_string(c.size())});
+    check.throws<std::invalid_argument>([&] { c.recv(-1, 1, std::span<int>(v)); },
+                                        {"recv", "source", "-1"});
+    // a negative tag is an MPI error (MPI_ERR_TAG), returned, not fatal
+    check.throws<mpi::error>([&] { c.send(next(c), -5, std::span<const int>(v)); },
+                             {"MPI_Send", "tag -5"});
+    check.throws<std::invalid_argument>([&] { mpi::Comm bad(c.base(), mpi::options{0}); },
+                                        {"max_int_bytes"});
+  });
+}
+
+BOOST_AUTO_TEST_CASE(large_messages_in_a_ring_do_not_deadlock) {
+  on_every_rank([](mpi::Comm& c, Check& check) {
+    const std::size_t n = std::size_t{64} << 20;  // 64 MiB per rank, rendezvous
+    auto out = pattern(n, c.rank());
+    std::vector<std::uint8_t> in(n);
+    c.sendrecv(next(c), std::span<const std::uint8_t>(out), prev(c), std::span<std::uint8_t>(in),
+               41);
+    std::size_t bad = first_bad(in, prev(c));
+    check.expect(bad == n, "64 MiB: byte ", bad, " differs");
+    // the other direction with doubles, non-const spans
+    std::vector<double> d(n / 8, c.rank() + 0.5), e(n / 8);
+    c.sendrecv(prev(c), std::span<double>(d), next(c), std::span<double>(e), 42);
+    check.expect(e.front() == next(c) + 0.5 && e.back() == next(c) + 0.5, "doubles");
+  });
+}
+
+// Above max_int_bytes a message is one message of a derived datatype (blocks
+// plus a remainder). Lowering the limit runs that path, the one messages above
+// 2^31 bytes take, with small messages.
+BOOST_AUTO_TEST_CASE(messages_above_the_int_limit_use_a_derived_datatype) {
+  on_every_rank([](mpi::Comm& c, Check& check) {
+    for (std::size_t limit : {std::size_t{1}, std::size_t{1000}, std::size_t{4093}}) {
+      mpi::Comm small(c.base(), mpi::options{limit});
+      for (std::size_t n : {std::size_t{999}, std::size_t{1000}, std::size_t{1001},
+                            std::size_t{12289}, (std::size_t{8} << 20) + 3}) {
+        if (limit == 1 && n > 100000) continue;  // 1-byte blocks: slow to build, same path
+        auto out = pattern(n, c.rank());
+        std::vector<std::uint8_t> in(n);
+        small.sendrecv(next(c), std::span<const std::uint8_t>(out), prev(c),
+                       std::span<std::uint8_t>(in), 43);
+        std::size_t bad = first_bad(in, prev(c));
+        check.expect(bad == n, "limit ", limit, ", n = ", n, ": byte ", bad, " differs");
+        // the size check still sees the whole message
+        std::vector<std::uint8_t> off(n + 1);
+        check.throws<message_error>(
+            [&] {
+              small.sendrecv(next(c), std::span<const std::uint8_t>(out), prev(c),
+                             std::span<std::uint8_t>(off), 44);
+            },
+            {std::to_string(n) + " bytes"}, "limit " + std::to_string(limit));
+      }
+      // serialized data takes the same byte path
+      auto strs = tc_test::input<std::string>(c.rank(), 3000);
+      std::vector<std::string> got(3000);
+      small.sendrecv(next(c), std::span<const std::string>(strs), prev(c),
+                     std::span<std::string>(got), 45);
+      check.equal(got, tc_test::input<std::string>(prev(c), 3000), "strings, limit ", limit);
+    }
+  });
+}
+
+// The real thing, once: 2^31 + 12 bytes from rank 0 to rank 1 (only at p = 2,
+// to bound memory: about 2 GiB is touched, on the receiver).
+BOOST_AUTO_TEST_CASE(a_message_above_2_to_the_31_bytes_travels_intact) {
+  on_every_rank([](mpi::Comm& c, Check& check) {
+    if (c.size() != 2) return;
+    const std::size_t n = (std::size_t{1} << 31) + 12;
+    std::unique_ptr<std::uint8_t[]> buf(new std::uint8_t[n]);  // not zeroed: pages untouched
+    const std::size_t marks[] = {
+        0, 4096, std::size_t{1} << 30, (std::size_t{1} << 31) - 1, std::size_t{1} << 31, n - 1};
+    if (c.rank() == 0) {
+      for (std::size_t i : marks) buf[i] = static_cast<std::uint8_t>(i % 251 + 1);
+      c.send(1, 46, std::span<const std::uint8_t>(buf.get(), n));
+    } else {
+      for (std::size_t i : marks) buf[i] = 0;
+      c.recv(0, 46, std::span<std::uint8_t>(buf.get(), n));
+      for (std::size_t i : marks)
+        check.expect(buf[i] == static_cast<std::uint8_t>(i % 251 + 1), "byte ", i, " is ",
+                     int{buf[i]});
+    }
+  });
+}
+
+BOOST_AUTO_TEST_CASE(user_traffic_on_the_original_communicator_is_never_confused) {
+  on_every_rank([](mpi::Comm& c, Check& check) {
+    boost::mpi::communicator world;
+    // The user sends first, on the original communicator, with the very tag
+    // the library uses for broadcast; the library's message comes second.
+    const int tag = topocoll::detail::tag::broadcast;
+    std::vector<int> user_msg{-1, c.rank()}, lib_msg{1, c.rank()};
+    MPI_Send(user_msg.data(), 2, MPI_INT, next(c), tag, world);
+    std::vector<int> got_lib(2), got_user(2);
+    c.sendrecv(next(c), std::span<const int>(lib_msg), prev(c), std::span<int>(got_lib), tag);
+    MPI_Recv(got_user.data(), 2, MPI_INT, prev(c), tag, world, MPI_STATUS_IGNORE);
+    check.expect(got_lib[0] == 1 && got_lib[1] == prev(c), "the library received ", got_lib[0]);
+    check.expect(got_user[0] == -1 && got_user[1] == prev(c), "the user received ", got_user[0]);
+    // and a user's wildcard receive never sees library traffic
+    c.send(next(c), tag, std::span<const int>(lib_msg));
+    MPI_Send(user_msg.data(), 2, MPI_INT, next(c), 5, world);
+    MPI_Status st;
+    MPI_Recv(got_user.data(), 2, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, world, &st);
+    check.expect(got_user[0] == -1 && st.MPI_TAG == 5, "a wildcard receive got tag ", st.MPI_TAG);
+    c.recv(prev(c), tag, std::span<int>(got_lib));
+    check.expect(got_lib[0] == 1, "the library's message was lost");
+  });
+}
+
+BOOST_AUTO_TEST_CASE(empty_messages) {
+  on_every_rank([](mpi::Comm& c, Check& check) {
+    std::vector<double> none;
+    c.sendrecv(next(c), std::span<const double>(none), prev(c), std::span<double>(none), 51);
+    c.send(next(c), 52, std::span<const double>());
+    c.recv(prev(c), 52, std::span<double>());
+    std::vector<double> one(1);
+    check.throws<message_error>(
+        [&] {
+          c.sendrecv(next(c), std::span<const double>(none), prev(c), std::span<double>(one), 53);
+        },
+        {"0 bytes"});
+  });
+}
