@@ -20,6 +20,30 @@ struct svg_style {
   bool label_counts = true;
 };
 
+// Text as XML character data ("Hypercube<3>" must not open a tag).
+inline std::string xml_escape(const std::string& s) {
+  std::string o;
+  for (char ch : s) {
+    switch (ch) {
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '&':
+        o += "&amp;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += ch;
+    }
+  }
+  return o;
+}
+
 inline std::string to_svg(const schedule& s, const std::string& title, svg_style st = {}) {
   const int width = st.left + (s.rounds + 1) * st.column + 20;
   const int height = st.top + s.p * st.row + 16;
@@ -31,7 +55,8 @@ inline std::string to_svg(const schedule& s, const std::string& title, svg_style
     << R"(<defs><marker id="a" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#1f5fa8"/></marker></defs>)"
     << '\n'
     << R"(<rect width="100%" height="100%" fill="white"/>)" << '\n'
-    << R"(<text x="10" y="20" font-size="15" font-weight="bold">)" << title << "</text>\n";
+    << R"(<text x="10" y="20" font-size="15" font-weight="bold">)" << xml_escape(title)
+    << "</text>\n";
   for (int r = 1; r <= s.rounds; ++r)
     o << R"(<text x=")" << x(r) - st.column / 2 << R"(" y=")" << st.top - 14
       << R"(" text-anchor="middle" fill="#666">step )" << r << "</text>\n";

@@ -1,0 +1,152 @@
+// Draws what the textbook figures draw — who sends what to whom at each step —
+// from real runs: each collective runs on loopback ranks through a
+// model::Counting decorator, the logs become a schedule of rounds, and the
+// schedule an SVG (rank lines, one arrow per message, labelled with its size
+// in elements).
+//
+//   draw [dir]     writes the figures into dir (default: .), prints a summary
+//
+// doc/img/ holds the figures this program drew; the guide pages show them.
+
+#include <topocoll/model/svg.hpp>
+#include <topocoll/model/trace.hpp>
+#include <topocoll/topocoll.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tc = topocoll;
+
+namespace {
+
+std::string out_dir = ".";
+int failures = 0;
+
+// Runs f(counting comm) on p ranks; writes <file>.svg; returns the schedule.
+template <class F>
+tc::model::schedule draw(const std::string& file, const std::string& title, int p, F f) {
+  std::vector<std::vector<tc::model::event>> logs(static_cast<std::size_t>(p));
+  tc::loopback::run(p, [&](tc::loopback::Comm& c) {
+    tc::model::Counting cc(c);
+    f(cc);
+    logs[static_cast<std::size_t>(c.rank())] = cc.events();
+  });
+  auto s = tc::model::make_schedule(logs);
+  std::ofstream(out_dir + "/" + file + ".svg") << tc::model::to_svg(s, title);
+  std::printf(
+      "%-28s p = %2d  %2d steps  %3zu messages  t = %5.0f (t_s = 100, t_w = 1 per element)\n",
+      (file + ".svg").c_str(), p, s.rounds, s.messages.size(), s.cost(100, 1));
+  return s;
+}
+
+void expect_steps(const tc::model::schedule& s, int want, const char* what) {
+  if (s.rounds != want) {
+    std::printf("  %s: %d steps, the seed has %d\n", what, s.rounds, want);
+    ++failures;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1) out_dir = argv[1];
+  const std::size_t m = 4;  // elements per block: small labels, same shapes
+
+  auto bc = [&]<class Topo>(int root) {
+    return [=](auto& c) {
+      std::vector<int> v(m, c.rank() == root ? 7 : 0);
+      tc::broadcast<Topo>(c, std::span<int>(v), root);
+    };
+  };
+  expect_steps(draw("broadcast_hypercube", "broadcast, Hypercube<3>, root 0 (Algorithm 4.1)", 8,
+                    bc.template operator()<tc::Hypercube<3>>(0)),
+               3, "hypercube broadcast");
+  expect_steps(draw("broadcast_ring", "broadcast, Ring, root 0: farthest node first (Figure 4.2)",
+                    8, bc.template operator()<tc::Ring>(0)),
+               3, "linear-array broadcast");
+  draw("broadcast_mesh", "broadcast, Mesh<2> 3x3, root 4", 9,
+       bc.template operator()<tc::Mesh<2>>(4));
+  draw("broadcast_tree3", "broadcast, Tree<3>, root 0", 9, bc.template operator()<tc::Tree<3>>(0));
+
+  draw("reduce_hypercube6", "reduce, Hypercube<> on 6 ranks, root 0 (Algorithm 4.3)", 6,
+       [&](auto& c) {
+         std::vector<int> in(m, 1), out(c.rank() == 0 ? m : 0);
+         tc::reduce<tc::Hypercube<>>(c, std::span<const int>(in), std::span<int>(out),
+                                     std::plus<>{}, 0);
+       });
+
+  auto sc = [&]<class Topo>(tc::algorithm a) {
+    return [=](auto& c) {
+      const std::size_t p = static_cast<std::size_t>(c.size());
+      std::vector<int> in(c.rank() == 0 ? m * p : 0, 1), out(m);
+      tc::scatter<Topo>(c, std::span<const int>(in), std::span<int>(out), 0,
+                        tc::options{.algo = a});
+    };
+  };
+  expect_steps(draw("scatter_hypercube", "scatter, Hypercube<3>: messages halve", 8,
+                    sc.template operator()<tc::Hypercube<3>>(tc::algorithm::automatic)),
+               3, "hypercube scatter");
+  expect_steps(draw("scatter_ring", "scatter, Ring, pipelined: farthest destination first", 6,
+                    sc.template operator()<tc::Ring>(tc::algorithm::pipelined)),
+               5, "pipelined ring scatter");
+
+  auto ag = [&]<class Topo>() {
+    return [=](auto& c) {
+      std::vector<int> in(m, c.rank()), out(m * static_cast<std::size_t>(c.size()));
+      tc::all_gather<Topo>(c, std::span<const int>(in), std::span<int>(out));
+    };
+  };
+  expect_steps(draw("all_gather_ring", "all_gather, Ring (Algorithm 4.4)", 8,
+                    ag.template operator()<tc::Ring>()),
+               7, "ring all_gather");
+  expect_steps(draw("all_gather_mesh", "all_gather, Mesh<2> 3x3 (Algorithm 4.6)", 9,
+                    ag.template operator()<tc::Mesh<2>>()),
+               4, "mesh all_gather");
+  expect_steps(
+      draw("all_gather_hypercube", "all_gather, Hypercube<3>: messages double (Algorithm 4.7)", 8,
+           ag.template operator()<tc::Hypercube<3>>()),
+      3, "hypercube all_gather");
+
+  draw("all_reduce_hypercube6", "all_reduce, Hypercube<> on 6 ranks, recursive doubling", 6,
+       [&](auto& c) {
+         std::vector<int> in(m, 1), out(m);
+         tc::all_reduce<tc::Hypercube<>>(c, std::span<const int>(in), std::span<int>(out),
+                                         std::plus<>{},
+                                         tc::options{.algo = tc::algorithm::recursive_doubling});
+       });
+  expect_steps(draw("scan_hypercube", "scan, Hypercube<3> (PREFIX_SUMS_HCUBE)", 8,
+                    [&](auto& c) {
+                      std::vector<int> in(m, 1), out(m);
+                      tc::scan<tc::Hypercube<3>>(c, std::span<const int>(in), std::span<int>(out),
+                                                 std::plus<>{});
+                    }),
+               3, "hypercube scan");
+
+  auto a2a = [&]<class Topo>(tc::algorithm a) {
+    return [=](auto& c) {
+      const std::size_t p = static_cast<std::size_t>(c.size());
+      std::vector<int> in(m * p, c.rank()), out(m * p);
+      tc::all_to_all<Topo>(c, std::span<const int>(in), std::span<int>(out),
+                           tc::options{.algo = a});
+    };
+  };
+  expect_steps(draw("all_to_all_ring", "all_to_all, Ring: one shrinking message (Figure 4.18)", 6,
+                    a2a.template operator()<tc::Ring>(tc::algorithm::automatic)),
+               5, "ring all_to_all");
+  draw("all_to_all_mesh", "all_to_all, Mesh<2> 3x3: rows, then columns (Figure 4.19)", 9,
+       a2a.template operator()<tc::Mesh<2>>(tc::algorithm::automatic));
+  expect_steps(
+      draw("all_to_all_hypercube_sf", "all_to_all, Hypercube<3>, store-and-forward (Figure 4.20)",
+           8, a2a.template operator()<tc::Hypercube<3>>(tc::algorithm::store_and_forward)),
+      3, "store-and-forward all_to_all");
+  expect_steps(draw("all_to_all_hypercube_pairwise",
+                    "all_to_all, Hypercube<3>, pairwise XOR (Algorithm 4.10)", 8,
+                    a2a.template operator()<tc::Hypercube<3>>(tc::algorithm::pairwise)),
+               7, "pairwise all_to_all");
+
+  std::printf("%s\n", failures ? "some drawings differ from the seeds' step counts" : "all drawn");
+  return failures != 0;
+}
