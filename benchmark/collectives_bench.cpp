@@ -1,0 +1,730 @@
+// collectives_bench: every topocoll collective on every topology (and each
+// forced algorithm variant), against the native MPI collective and against
+// Boost.MPI's value API, in one run under mpiexec.
+//
+//   mpiexec -n 4 collectives_bench [--csv FILE] [--max-bytes N] [--min-bytes N]
+//                                  [--only NAME[,NAME...]] [--reps-scale X] [--no-strings]
+//
+// Method. For one collective and one message size, every contender (topocoll
+// Topo/algorithm, native MPI, Boost.MPI) is called once to warm up and to
+// check its result against the native one; then the repetitions alternate the
+// contenders (rotating which goes first), with MPI_Barrier before each call.
+// A call's time is the slowest rank's; the table shows the median and the min
+// over the repetitions, and each median's ratio to native MPI's (and to
+// Boost.MPI's, where it has the collective).
+//
+// Sizes are bytes per rank block: the buffer of broadcast/reduce/all_reduce/
+// scan, the block each rank contributes (all_gather, gather, scatter), the
+// block per destination (reduce_scatter's result, all_to_all's blocks).
+
+#include <mpi.h>
+
+#include <boost/mpi/collectives.hpp>
+#include <boost/mpi/communicator.hpp>
+#include <boost/mpi/environment.hpp>
+#include <boost/serialization/string.hpp>
+#include <boost/serialization/vector.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <numeric>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <topocoll/topocoll.hpp>
+#include <topocoll/transport/mpi.hpp>
+
+namespace bmpi = boost::mpi;
+using topocoll::algorithm;
+
+namespace {
+
+// ---------------------------------------------------------------- settings --
+struct settings {
+  std::size_t min_bytes = 8;
+  std::size_t max_bytes = std::size_t{16} << 20;
+  double reps_scale = 1.0;
+  bool strings = true;
+  std::vector<std::string> only;
+  std::string csv;
+};
+
+std::vector<std::size_t> sizes(const settings& s) {
+  std::vector<std::size_t> v;
+  for (std::size_t b :
+       {std::size_t{8}, std::size_t{64}, std::size_t{256}, std::size_t{1} << 10,
+        std::size_t{4} << 10, std::size_t{16} << 10, std::size_t{64} << 10, std::size_t{256} << 10,
+        std::size_t{1} << 20, std::size_t{4} << 20, std::size_t{16} << 20})
+    if (b >= s.min_bytes && b <= s.max_bytes) v.push_back(b);
+  return v;
+}
+
+// Fewer repetitions for big messages: a full run at p = 4 stays within minutes.
+int reps_for(std::size_t bytes, const settings& s) {
+  int r = bytes <= 1024 ? 100 : bytes <= (64 << 10) ? 40 : bytes <= (1 << 20) ? 15 : 5;
+  return std::max(3, static_cast<int>(r * s.reps_scale));
+}
+
+std::string human(std::size_t b) {
+  if (b >= (1u << 20)) return std::to_string(b >> 20) + " MiB";
+  if (b >= 1024) return std::to_string(b >> 10) + " KiB";
+  return std::to_string(b) + " B";
+}
+
+// ------------------------------------------------------------- contenders --
+enum class kind { topocoll, native, boost };
+
+struct contender {
+  kind k;
+  std::string impl;  // "topocoll Ring", "MPI", "Boost.MPI"
+  std::string topo;  // "Ring", ... ("" for the baselines)
+  std::string algo;  // "auto", "pipelined", ...
+  std::function<void()> run;
+  std::function<bool()> verify;  // after a call: this rank's result is right
+  std::vector<double> t;         // per repetition, this rank
+  bool ok = true;                // verified (all ranks)
+  bool dropped = false;          // threw (a forced algorithm that does not apply)
+  std::string why;
+};
+
+struct result_row {
+  std::string collective, type, impl, topo, algo;
+  std::size_t bytes;
+  int p, reps;
+  double median_us, min_us;
+  double native_us, boost_us;  // NaN if none
+  bool ok;
+};
+
+struct bench {
+  bmpi::communicator world;
+  topocoll::mpi::Comm comm{world};
+  settings set;
+  std::vector<result_row> rows;
+  int rank = world.rank(), p = world.size();
+
+  // Runs the contenders of one (collective, type, size) and records rows.
+  void measure(const std::string& coll, const std::string& type, std::size_t bytes,
+               std::vector<contender>& cs) {
+    // warm up + verify; a contender that throws is dropped (on every rank: the
+    // argument checks that reject a forced algorithm run on every rank).
+    for (auto& c : cs) {
+      int threw = 0, bad = 0;
+      try {
+        MPI_Barrier(world);
+        c.run();
+        if (c.verify && !c.verify()) bad = 1;
+      } catch (const std::exception& e) {
+        threw = 1;
+        c.why = e.what();
+      }
+      int any[2] = {threw, bad}, all[2];
+      MPI_Allreduce(any, all, 2, MPI_INT, MPI_MAX, world);
+      c.dropped = all[0] != 0;
+      c.ok = all[1] == 0;
+    }
+    const int reps = reps_for(bytes, set);
+    const std::size_t n = cs.size();
+    for (int r = 0; r < reps; ++r) {
+      for (std::size_t j = 0; j < n; ++j) {
+        contender& c = cs[(j + static_cast<std::size_t>(r)) % n];
+        if (c.dropped) continue;
+        MPI_Barrier(world);
+        const double t0 = MPI_Wtime();
+        c.run();
+        c.t.push_back(MPI_Wtime() - t0);
+      }
+    }
+    // per repetition, the slowest rank
+    double native = NAN, boost = NAN;
+    std::vector<std::pair<double, double>> stats(n, {NAN, NAN});
+    for (std::size_t j = 0; j < n; ++j) {
+      contender& c = cs[j];
+      if (c.dropped) continue;
+      std::vector<double> mx(c.t.size());
+      MPI_Allreduce(c.t.data(), mx.data(), static_cast<int>(mx.size()), MPI_DOUBLE, MPI_MAX, world);
+      std::sort(mx.begin(), mx.end());
+      stats[j] = {mx[mx.size() / 2] * 1e6, mx.front() * 1e6};
+      if (c.k == kind::native) native = stats[j].first;
+      if (c.k == kind::boost) boost = stats[j].first;
+    }
+    for (std::size_t j = 0; j < n; ++j) {
+      contender& c = cs[j];
+      if (c.dropped) {
+        if (rank == 0 && bytes == sizes(set).front())
+          std::fprintf(stderr, "  (%s %s %s/%s dropped: %s)\n", coll.c_str(), type.c_str(),
+                       c.topo.c_str(), c.algo.c_str(), c.why.c_str());
+        continue;
+      }
+      rows.push_back({coll, type, c.impl, c.topo, c.algo, bytes, p, reps, stats[j].first,
+                      stats[j].second, native, boost, c.ok});
+    }
+    if (rank == 0) print(coll, type, bytes);
+  }
+
+  void print(const std::string& coll, const std::string& type, std::size_t bytes) {
+    std::printf("\n%s <%s>, %s per rank, p = %d\n", coll.c_str(), type.c_str(),
+                human(bytes).c_str(), p);
+    std::printf("  %-34s %12s %12s %9s %9s\n", "implementation", "median us", "min us", "/native",
+                "/boost");
+    for (const auto& r : rows) {
+      if (r.collective != coll || r.type != type || r.bytes != bytes) continue;
+      std::string name = r.impl + (r.algo.empty() ? "" : " " + r.algo);
+      auto ratio = [](double a, double b) {
+        char buf[32];
+        if (std::isnan(b)) return std::string("-");
+        std::snprintf(buf, sizeof buf, "%.2f", a / b);
+        return std::string(buf);
+      };
+      std::printf("  %-34s %12.1f %12.1f %9s %9s%s\n", name.c_str(), r.median_us, r.min_us,
+                  ratio(r.median_us, r.native_us).c_str(), ratio(r.median_us, r.boost_us).c_str(),
+                  r.ok ? "" : "  WRONG RESULT");
+    }
+    std::fflush(stdout);
+  }
+
+  void write_csv() {
+    if (rank != 0 || set.csv.empty()) return;
+    std::ofstream f(set.csv);
+    f << "collective,type,bytes_per_rank,p,impl,topology,algorithm,reps,median_us,min_us,"
+         "native_median_us,boost_median_us,ratio_native,ratio_boost,verified\n";
+    for (const auto& r : rows) {
+      auto num = [](double x) {
+        std::ostringstream os;
+        if (!std::isnan(x)) os << x;
+        return os.str();
+      };
+      f << r.collective << ',' << r.type << ',' << r.bytes << ',' << r.p << ',' << r.impl << ','
+        << r.topo << ',' << r.algo << ',' << r.reps << ',' << num(r.median_us) << ','
+        << num(r.min_us) << ',' << num(r.native_us) << ',' << num(r.boost_us) << ','
+        << num(r.median_us / r.native_us) << ',' << num(r.median_us / r.boost_us) << ','
+        << (r.ok ? 1 : 0) << '\n';
+    }
+  }
+
+  bool wanted(const std::string& coll) const {
+    if (set.only.empty()) return true;
+    return std::find(set.only.begin(), set.only.end(), coll) != set.only.end();
+  }
+};
+
+// ------------------------------------------------------------ the topologies --
+template <class F>
+void for_each_topology(F&& f) {
+  f.template operator()<topocoll::Ring>();
+  f.template operator()<topocoll::Mesh<2>>();
+  f.template operator()<topocoll::Hypercube<>>();
+  f.template operator()<topocoll::Tree<2>>();
+  f.template operator()<topocoll::Tree<4>>();
+}
+
+std::string algo_name(algorithm a) {
+  return a == algorithm::automatic ? "auto" : std::string(topocoll::to_string(a));
+}
+
+// Adds topocoll contenders: every topology with `automatic`, and the forced
+// variants listed for linear (Ring/Mesh/Hypercube) or k-nomial topologies.
+// make(Topo tag, options) returns the call.
+template <class Make>
+void add_topocoll(std::vector<contender>& cs, std::initializer_list<algorithm> ring_only,
+                  std::initializer_list<algorithm> non_tree, std::function<bool()> verify,
+                  Make&& make) {
+  for_each_topology([&]<class Topo>() {
+    std::vector<algorithm> algos{algorithm::automatic};
+    const bool is_tree = Topo::kind == topocoll::dim_kind::knomial;
+    if (std::is_same_v<Topo, topocoll::Ring>) algos.insert(algos.end(), ring_only);
+    if (!is_tree) algos.insert(algos.end(), non_tree);
+    for (algorithm a : algos) {
+      topocoll::options o;
+      o.algo = a;
+      cs.push_back({kind::topocoll, "topocoll " + Topo::name(), Topo::name(), algo_name(a),
+                    make.template operator()<Topo>(o), verify});
+    }
+  });
+}
+
+// Exact inputs (small integers): every algorithm's sums are exact.
+std::vector<double> input(int r, std::size_t m, int salt = 0) {
+  std::vector<double> v(m);
+  for (std::size_t i = 0; i < m; ++i) v[i] = static_cast<double>((r * 7 + i * 3 + salt) % 17);
+  return v;
+}
+
+struct vplus {  // Boost.MPI's value reduction on whole vectors
+  std::vector<double> operator()(const std::vector<double>& a, const std::vector<double>& b) const {
+    std::vector<double> c(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) c[i] = a[i] + b[i];
+    return c;
+  }
+};
+
+bool same(const std::vector<double>& a, const std::vector<double>& b) {
+  return a == b;
+}
+
+// ------------------------------------------------------------ the benchmarks --
+void run_double(bench& B, std::size_t bytes) {
+  const int p = B.p, rank = B.rank;
+  const std::size_t m = std::max<std::size_t>(1, bytes / sizeof(double));
+  const std::size_t P = static_cast<std::size_t>(p);
+  const int M = static_cast<int>(m);
+  MPI_Comm w = B.world;
+  auto sp = [](std::vector<double>& v) { return std::span<double>(v); };
+  auto csp = [](const std::vector<double>& v) { return std::span<const double>(v); };
+  const std::vector<double> in = input(rank, m);
+  const std::vector<double> in_pm = input(rank, P * m);
+  std::vector<double> out(m), out_pm(P * m), want, want_pm;
+  std::vector<double> bv;  // Boost.MPI value buffers
+  std::vector<std::vector<double>> bvv, bvv2;
+
+  using namespace std::placeholders;
+  auto verify_out = [&] { return same(out, want); };
+  auto verify_out_root = [&] { return rank != 0 || same(out, want); };
+  auto verify_pm = [&] { return same(out_pm, want_pm); };
+  auto verify_pm_root = [&] { return rank != 0 || same(out_pm, want_pm); };
+
+#if __has_include(<topocoll/collectives/broadcast.hpp>)
+  if (B.wanted("broadcast")) {
+    std::vector<double> buf = in;
+    want = input(0, m);
+    std::vector<contender> cs;
+    auto reset_verify = [&] {
+      bool ok = same(buf, want);
+      buf = in;
+      return ok;
+    };
+    cs.push_back({kind::native, "MPI", "", "MPI_Bcast",
+                  [&] { MPI_Bcast(buf.data(), M, MPI_DOUBLE, 0, w); }, reset_verify});
+    cs.push_back({kind::boost, "Boost.MPI", "", "broadcast(vector)",
+                  [&] {
+                    bv = rank == 0 ? in : std::vector<double>{};
+                    bmpi::broadcast(B.world, bv, 0);
+                  },
+                  [&] { return same(bv, want); }});
+    add_topocoll(cs, {algorithm::tree, algorithm::pipelined}, {}, reset_verify,
+                 [&]<class Topo>(topocoll::options o) -> std::function<void()> {
+                   return [&, o] { topocoll::broadcast<Topo>(B.comm, sp(buf), 0, o); };
+                 });
+    B.measure("broadcast", "double", bytes, cs);
+  }
+#endif
+#if __has_include(<topocoll/collectives/reduce.hpp>)
+  if (B.wanted("reduce")) {
+    want.assign(m, 0);
+    MPI_Allreduce(in.data(), want.data(), M, MPI_DOUBLE, MPI_SUM, w);
+    std::vector<contender> cs;
+    cs.push_back({kind::native, "MPI", "", "MPI_Reduce",
+                  [&] { MPI_Reduce(in.data(), out.data(), M, MPI_DOUBLE, MPI_SUM, 0, w); },
+                  verify_out_root});
+    cs.push_back({kind::boost, "Boost.MPI", "", "reduce(vector)",
+                  [&] { bmpi::reduce(B.world, in, bv, std::plus<double>(), 0); },
+                  [&] { return rank != 0 || same(bv, want); }});
+    add_topocoll(cs, {algorithm::tree, algorithm::pipelined}, {}, verify_out_root,
+                 [&]<class Topo>(topocoll::options o) -> std::function<void()> {
+                   return [&, o] {
+                     topocoll::reduce<Topo>(B.comm, csp(in), sp(out), std::plus<>{}, 0, o);
+                   };
+                 });
+    B.measure("reduce", "double", bytes, cs);
+  }
+#endif
+#if __has_include(<topocoll/collectives/all_reduce.hpp>)
+  if (B.wanted("all_reduce")) {
+    want.assign(m, 0);
+    MPI_Allreduce(in.data(), want.data(), M, MPI_DOUBLE, MPI_SUM, w);
+    std::vector<contender> cs;
+    cs.push_back({kind::native, "MPI", "", "MPI_Allreduce",
+                  [&] { MPI_Allreduce(in.data(), out.data(), M, MPI_DOUBLE, MPI_SUM, w); },
+                  verify_out});
+    cs.push_back({kind::boost, "Boost.MPI", "", "all_reduce(vector)",
+                  [&] { bmpi::all_reduce(B.world, in, bv, vplus{}); },
+                  [&] { return same(bv, want); }});
+    add_topocoll(cs, {},
+                 {algorithm::recursive_doubling, algorithm::reduce_scatter_all_gather,
+                  algorithm::reduce_broadcast},
+                 verify_out, [&]<class Topo>(topocoll::options o) -> std::function<void()> {
+                   return [&, o] {
+                     topocoll::all_reduce<Topo>(B.comm, csp(in), sp(out), std::plus<>{}, o);
+                   };
+                 });
+    B.measure("all_reduce", "double", bytes, cs);
+  }
+#endif
+#if __has_include(<topocoll/collectives/reduce_scatter.hpp>)
+  if (B.wanted("reduce_scatter")) {
+    want.assign(m, 0);
+    MPI_Reduce_scatter_block(in_pm.data(), want.data(), M, MPI_DOUBLE, MPI_SUM, w);
+    std::vector<contender> cs;
+    cs.push_back(
+        {kind::native, "MPI", "", "MPI_Reduce_scatter_block",
+         [&] { MPI_Reduce_scatter_block(in_pm.data(), out.data(), M, MPI_DOUBLE, MPI_SUM, w); },
+         verify_out});
+    add_topocoll(cs, {}, {algorithm::tree}, verify_out,
+                 [&]<class Topo>(topocoll::options o) -> std::function<void()> {
+                   return [&, o] {
+                     topocoll::reduce_scatter<Topo>(B.comm, csp(in_pm), sp(out), std::plus<>{}, o);
+                   };
+                 });
+    B.measure("reduce_scatter", "double", bytes, cs);
+  }
+#endif
+#if __has_include(<topocoll/collectives/all_gather.hpp>)
+  if (B.wanted("all_gather")) {
+    want_pm.assign(P * m, 0);
+    MPI_Allgather(in.data(), M, MPI_DOUBLE, want_pm.data(), M, MPI_DOUBLE, w);
+    std::vector<contender> cs;
+    cs.push_back({kind::native, "MPI", "", "MPI_Allgather",
+                  [&] { MPI_Allgather(in.data(), M, MPI_DOUBLE, out_pm.data(), M, MPI_DOUBLE, w); },
+                  verify_pm});
+    cs.push_back({kind::boost, "Boost.MPI", "", "all_gather(vector)",
+                  [&] { bmpi::all_gather(B.world, in, bvv); },
+                  [&] {
+                    std::vector<double> flat;
+                    for (auto& v : bvv) flat.insert(flat.end(), v.begin(), v.end());
+                    return same(flat, want_pm);
+                  }});
+    add_topocoll(cs, {}, {algorithm::tree}, verify_pm,
+                 [&]<class Topo>(topocoll::options o) -> std::function<void()> {
+                   return [&, o] { topocoll::all_gather<Topo>(B.comm, csp(in), sp(out_pm), o); };
+                 });
+    B.measure("all_gather", "double", bytes, cs);
+  }
+#endif
+#if __has_include(<topocoll/collectives/scan.hpp>)
+  if (B.wanted("scan")) {
+    want.assign(m, 0);
+    MPI_Scan(in.data(), want.data(), M, MPI_DOUBLE, MPI_SUM, w);
+    std::vector<contender> cs;
+    cs.push_back({kind::native, "MPI", "", "MPI_Scan",
+                  [&] { MPI_Scan(in.data(), out.data(), M, MPI_DOUBLE, MPI_SUM, w); }, verify_out});
+    cs.push_back({kind::boost, "Boost.MPI", "", "scan(vector)",
+                  [&] { bmpi::scan(B.world, in, bv, vplus{}); }, [&] { return same(bv, want); }});
+    add_topocoll(
+        cs, {}, {}, verify_out, [&]<class Topo>(topocoll::options o) -> std::function<void()> {
+          return [&, o] { topocoll::scan<Topo>(B.comm, csp(in), sp(out), std::plus<>{}, o); };
+        });
+    B.measure("scan", "double", bytes, cs);
+  }
+  if (B.wanted("exclusive_scan")) {
+    want.assign(m, -1);
+    MPI_Exscan(in.data(), want.data(), M, MPI_DOUBLE, MPI_SUM, w);
+    std::vector<contender> cs;
+    auto verify_ex = [&] { return rank == 0 || same(out, want); };
+    cs.push_back({kind::native, "MPI", "", "MPI_Exscan",
+                  [&] { MPI_Exscan(in.data(), out.data(), M, MPI_DOUBLE, MPI_SUM, w); },
+                  verify_ex});
+    add_topocoll(cs, {}, {}, verify_ex,
+                 [&]<class Topo>(topocoll::options o) -> std::function<void()> {
+                   return [&, o] {
+                     topocoll::exclusive_scan<Topo>(B.comm, csp(in), sp(out), std::plus<>{}, o);
+                   };
+                 });
+    B.measure("exclusive_scan", "double", bytes, cs);
+  }
+#endif
+#if __has_include(<topocoll/collectives/scatter.hpp>)
+  if (B.wanted("scatter")) {
+    want = input(0, P * m, 5);
+    want = std::vector<double>(want.begin() + static_cast<std::ptrdiff_t>(rank * m),
+                               want.begin() + static_cast<std::ptrdiff_t>((rank + 1) * m));
+    const std::vector<double> root_in = rank == 0 ? input(0, P * m, 5) : std::vector<double>{};
+    std::vector<std::vector<double>> root_vals;
+    if (rank == 0)
+      for (std::size_t j = 0; j < P; ++j)
+        root_vals.emplace_back(root_in.begin() + static_cast<std::ptrdiff_t>(j * m),
+                               root_in.begin() + static_cast<std::ptrdiff_t>((j + 1) * m));
+    std::vector<contender> cs;
+    cs.push_back(
+        {kind::native, "MPI", "", "MPI_Scatter",
+         [&] { MPI_Scatter(root_in.data(), M, MPI_DOUBLE, out.data(), M, MPI_DOUBLE, 0, w); },
+         verify_out});
+    cs.push_back({kind::boost, "Boost.MPI", "", "scatter(vector)",
+                  [&] {
+                    if (rank == 0)
+                      bmpi::scatter(B.world, root_vals, bv, 0);
+                    else
+                      bmpi::scatter(B.world, bv, 0);
+                  },
+                  [&] { return same(bv, want); }});
+    add_topocoll(cs, {algorithm::pipelined}, {}, verify_out,
+                 [&]<class Topo>(topocoll::options o) -> std::function<void()> {
+                   return [&, o] { topocoll::scatter<Topo>(B.comm, csp(root_in), sp(out), 0, o); };
+                 });
+    B.measure("scatter", "double", bytes, cs);
+  }
+#endif
+#if __has_include(<topocoll/collectives/gather.hpp>)
+  if (B.wanted("gather")) {
+    want_pm.assign(P * m, 0);
+    MPI_Allgather(in.data(), M, MPI_DOUBLE, want_pm.data(), M, MPI_DOUBLE, w);
+    std::vector<double> root_out(rank == 0 ? P * m : 0);
+    auto verify_g = [&] { return rank != 0 || same(root_out, want_pm); };
+    std::vector<contender> cs;
+    cs.push_back(
+        {kind::native, "MPI", "", "MPI_Gather",
+         [&] { MPI_Gather(in.data(), M, MPI_DOUBLE, root_out.data(), M, MPI_DOUBLE, 0, w); },
+         verify_g});
+    cs.push_back({kind::boost, "Boost.MPI", "", "gather(vector)",
+                  [&] {
+                    if (rank == 0)
+                      bmpi::gather(B.world, in, bvv, 0);
+                    else
+                      bmpi::gather(B.world, in, 0);
+                  },
+                  [&] {
+                    if (rank != 0) return true;
+                    std::vector<double> flat;
+                    for (auto& v : bvv) flat.insert(flat.end(), v.begin(), v.end());
+                    return same(flat, want_pm);
+                  }});
+    add_topocoll(cs, {algorithm::pipelined}, {}, verify_g,
+                 [&]<class Topo>(topocoll::options o) -> std::function<void()> {
+                   return [&, o] { topocoll::gather<Topo>(B.comm, csp(in), sp(root_out), 0, o); };
+                 });
+    B.measure("gather", "double", bytes, cs);
+  }
+#endif
+#if __has_include(<topocoll/collectives/all_to_all.hpp>)
+  if (B.wanted("all_to_all")) {
+    want_pm.assign(P * m, 0);
+    MPI_Alltoall(in_pm.data(), M, MPI_DOUBLE, want_pm.data(), M, MPI_DOUBLE, w);
+    for (std::size_t j = 0; j < P; ++j)
+      bvv2.emplace_back(in_pm.begin() + static_cast<std::ptrdiff_t>(j * m),
+                        in_pm.begin() + static_cast<std::ptrdiff_t>((j + 1) * m));
+    std::vector<contender> cs;
+    cs.push_back(
+        {kind::native, "MPI", "", "MPI_Alltoall",
+         [&] { MPI_Alltoall(in_pm.data(), M, MPI_DOUBLE, out_pm.data(), M, MPI_DOUBLE, w); },
+         verify_pm});
+    cs.push_back({kind::boost, "Boost.MPI", "", "all_to_all(vector)",
+                  [&] { bmpi::all_to_all(B.world, bvv2, bvv); },
+                  [&] {
+                    std::vector<double> flat;
+                    for (auto& v : bvv) flat.insert(flat.end(), v.begin(), v.end());
+                    return same(flat, want_pm);
+                  }});
+    add_topocoll(cs, {}, {algorithm::store_and_forward, algorithm::pairwise}, verify_pm,
+                 [&]<class Topo>(topocoll::options o) -> std::function<void()> {
+                   return [&, o] { topocoll::all_to_all<Topo>(B.comm, csp(in_pm), sp(out_pm), o); };
+                 });
+    B.measure("all_to_all", "double", bytes, cs);
+    bvv2.clear();
+  }
+#endif
+#if __has_include(<topocoll/collectives/all_to_all_v.hpp>)
+  if (B.wanted("all_to_all_v")) {
+    // uneven blocks: rank r sends (1 + (r + j) % 3) * m / 2 elements to rank j
+    std::vector<std::size_t> cnt(P);
+    std::vector<int> sc(P), sd(P), rc(P), rd(P);
+    for (std::size_t j = 0; j < P; ++j)
+      cnt[j] = std::max<std::size_t>(1, (1 + (rank + j) % 3) * m / 2);
+    for (std::size_t j = 0; j < P; ++j) {
+      sc[j] = static_cast<int>(cnt[j]);
+      rc[j] = static_cast<int>(std::max<std::size_t>(1, (1 + (j + rank) % 3) * m / 2));
+    }
+    for (std::size_t j = 1; j < P; ++j)
+      sd[j] = sd[j - 1] + sc[j - 1], rd[j] = rd[j - 1] + rc[j - 1];
+    const std::size_t stot = std::accumulate(cnt.begin(), cnt.end(), std::size_t{0});
+    const std::size_t rtot = static_cast<std::size_t>(rd[P - 1] + rc[P - 1]);
+    const std::vector<double> vin = input(rank, stot, 9);
+    std::vector<double> vout(rtot);
+    want.assign(rtot, 0);
+    MPI_Alltoallv(vin.data(), sc.data(), sd.data(), MPI_DOUBLE, want.data(), rc.data(), rd.data(),
+                  MPI_DOUBLE, w);
+    std::vector<double> got;
+    std::vector<contender> cs;
+    cs.push_back({kind::native, "MPI", "", "MPI_Alltoallv",
+                  [&] {
+                    MPI_Alltoallv(vin.data(), sc.data(), sd.data(), MPI_DOUBLE, vout.data(),
+                                  rc.data(), rd.data(), MPI_DOUBLE, w);
+                  },
+                  [&] { return same(vout, want); }});
+    add_topocoll(
+        cs, {}, {algorithm::pairwise, algorithm::two_stage}, [&] { return same(got, want); },
+        [&]<class Topo>(topocoll::options o) -> std::function<void()> {
+          return [&, o] {
+            got =
+                topocoll::all_to_all_v<Topo>(B.comm, csp(vin), std::span<const std::size_t>(cnt), o)
+                    .data;
+          };
+        });
+    B.measure("all_to_all_v", "double", bytes, cs);
+  }
+#endif
+  (void)verify_out_root;
+  (void)verify_pm_root;
+}
+
+// std::string: topocoll serializes per message (Boost.Serialization); Boost.MPI
+// serializes std::vector<std::string> values. Strings of 32 characters; bytes =
+// characters per rank block.
+std::vector<std::string> strings(int r, std::size_t k, int salt = 0) {
+  std::vector<std::string> v(k);
+  for (std::size_t i = 0; i < k; ++i) {
+    v[i] = std::to_string(r) + ":" + std::to_string(i + static_cast<std::size_t>(salt));
+    v[i].resize(32, static_cast<char>('a' + (i + static_cast<std::size_t>(r)) % 26));
+  }
+  return v;
+}
+
+void run_string(bench& B, std::size_t bytes) {
+  const int p = B.p, rank = B.rank;
+  const std::size_t P = static_cast<std::size_t>(p);
+  const std::size_t k = std::max<std::size_t>(1, bytes / 32);
+  using S = std::string;
+  auto sp = [](std::vector<S>& v) { return std::span<S>(v); };
+  auto csp = [](const std::vector<S>& v) { return std::span<const S>(v); };
+  const std::vector<S> in = strings(rank, k);
+  std::vector<S> bv;
+  std::vector<std::vector<S>> bvv;
+  auto flat = [](const std::vector<std::vector<S>>& vv) {
+    std::vector<S> f;
+    for (auto& v : vv) f.insert(f.end(), v.begin(), v.end());
+    return f;
+  };
+  std::vector<S> all_in;
+  for (int r = 0; r < p; ++r) {
+    auto s = strings(r, k);
+    all_in.insert(all_in.end(), s.begin(), s.end());
+  }
+#if __has_include(<topocoll/collectives/broadcast.hpp>)
+  if (B.wanted("broadcast")) {
+    std::vector<S> buf = in;
+    const std::vector<S> want = strings(0, k);
+    auto reset_verify = [&] {
+      bool ok = buf == want;
+      buf = in;
+      return ok;
+    };
+    std::vector<contender> cs;
+    cs.push_back({kind::boost, "Boost.MPI", "", "broadcast(vector<string>)",
+                  [&] {
+                    bv = rank == 0 ? in : std::vector<S>{};
+                    bmpi::broadcast(B.world, bv, 0);
+                  },
+                  [&] { return bv == want; }});
+    add_topocoll(cs, {algorithm::tree, algorithm::pipelined}, {}, reset_verify,
+                 [&]<class Topo>(topocoll::options o) -> std::function<void()> {
+                   return [&, o] { topocoll::broadcast<Topo>(B.comm, sp(buf), 0, o); };
+                 });
+    B.measure("broadcast", "string", bytes, cs);
+  }
+#endif
+#if __has_include(<topocoll/collectives/gather.hpp>)
+  if (B.wanted("gather")) {
+    std::vector<S> root_out(rank == 0 ? P * k : 0);
+    std::vector<contender> cs;
+    cs.push_back({kind::boost, "Boost.MPI", "", "gather(vector<string>)",
+                  [&] {
+                    if (rank == 0)
+                      bmpi::gather(B.world, in, bvv, 0);
+                    else
+                      bmpi::gather(B.world, in, 0);
+                  },
+                  [&] { return rank != 0 || flat(bvv) == all_in; }});
+    add_topocoll(
+        cs, {algorithm::pipelined}, {}, [&] { return rank != 0 || root_out == all_in; },
+        [&]<class Topo>(topocoll::options o) -> std::function<void()> {
+          return [&, o] { topocoll::gather<Topo>(B.comm, csp(in), sp(root_out), 0, o); };
+        });
+    B.measure("gather", "string", bytes, cs);
+  }
+#endif
+#if __has_include(<topocoll/collectives/all_gather.hpp>)
+  if (B.wanted("all_gather")) {
+    std::vector<S> out(P * k);
+    std::vector<contender> cs;
+    cs.push_back({kind::boost, "Boost.MPI", "", "all_gather(vector<string>)",
+                  [&] { bmpi::all_gather(B.world, in, bvv); },
+                  [&] { return flat(bvv) == all_in; }});
+    add_topocoll(
+        cs, {}, {algorithm::tree}, [&] { return out == all_in; },
+        [&]<class Topo>(topocoll::options o) -> std::function<void()> {
+          return [&, o] { topocoll::all_gather<Topo>(B.comm, csp(in), sp(out), o); };
+        });
+    B.measure("all_gather", "string", bytes, cs);
+  }
+#endif
+#if __has_include(<topocoll/collectives/all_to_all.hpp>)
+  if (B.wanted("all_to_all")) {
+    const std::vector<S> in_pk = strings(rank, P * k, 3);
+    std::vector<std::vector<S>> vals;
+    for (std::size_t j = 0; j < P; ++j)
+      vals.emplace_back(in_pk.begin() + static_cast<std::ptrdiff_t>(j * k),
+                        in_pk.begin() + static_cast<std::ptrdiff_t>((j + 1) * k));
+    std::vector<S> want;
+    for (int r = 0; r < p; ++r) {
+      auto s = strings(r, P * k, 3);
+      want.insert(want.end(), s.begin() + static_cast<std::ptrdiff_t>(rank * k),
+                  s.begin() + static_cast<std::ptrdiff_t>((rank + 1) * k));
+    }
+    std::vector<S> out(P * k);
+    std::vector<contender> cs;
+    cs.push_back({kind::boost, "Boost.MPI", "", "all_to_all(vector<string>)",
+                  [&] { bmpi::all_to_all(B.world, vals, bvv); },
+                  [&] { return flat(bvv) == want; }});
+    add_topocoll(
+        cs, {}, {algorithm::store_and_forward, algorithm::pairwise}, [&] { return out == want; },
+        [&]<class Topo>(topocoll::options o) -> std::function<void()> {
+          return [&, o] { topocoll::all_to_all<Topo>(B.comm, csp(in_pk), sp(out), o); };
+        });
+    B.measure("all_to_all", "string", bytes, cs);
+  }
+#endif
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bmpi::environment env(argc, argv);
+  bench B;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto val = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        if (B.rank == 0) std::fprintf(stderr, "%s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--csv")
+      B.set.csv = val();
+    else if (a == "--max-bytes")
+      B.set.max_bytes = std::stoull(val());
+    else if (a == "--min-bytes")
+      B.set.min_bytes = std::stoull(val());
+    else if (a == "--reps-scale")
+      B.set.reps_scale = std::stod(val());
+    else if (a == "--no-strings")
+      B.set.strings = false;
+    else if (a == "--only") {
+      std::stringstream ss(val());
+      for (std::string s; std::getline(ss, s, ',');) B.set.only.push_back(s);
+    } else {
+      if (B.rank == 0)
+        std::fprintf(stderr,
+                     "usage: collectives_bench [--csv FILE] [--min-bytes N] [--max-bytes N] "
+                     "[--only a,b] [--reps-scale X] [--no-strings]\n");
+      return 2;
+    }
+  }
+  const double t0 = MPI_Wtime();
+  if (B.rank == 0)
+    std::printf("collectives_bench: p = %d, sizes %s .. %s per rank\n", B.p,
+                human(sizes(B.set).front()).c_str(), human(sizes(B.set).back()).c_str());
+  for (std::size_t b : sizes(B.set)) run_double(B, b);
+  if (B.set.strings)
+    for (std::size_t b : sizes(B.set))
+      if (b >= 32 && b <= (std::size_t{1} << 20)) run_string(B, b);
+  B.write_csv();
+  if (B.rank == 0) std::printf("\ntotal %.1f s\n", MPI_Wtime() - t0);
+  return 0;
+}
