@@ -79,6 +79,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_transposes_the_blocks, Cfg, tc_test::Co
           const auto in = a2a_input<T>(v, p, m, salt);
           const auto want = a2a_expected<T>(v, p, m, salt);
           for (algorithm a : fixed_algorithms) {
+            // automatic is one of the other two (automatic_follows_the_cost_model)
+            if (a == algorithm::automatic && p > 17) continue;
             std::vector<T> out(in.size());
             all_to_all<Topo>(comm, std::span<const T>(in), std::span<T>(out), options{a});
             check.equal(out, want, Topo::name(), " all_to_all<", type_name<T>(), "> ", to_string(a),
@@ -340,6 +342,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_v_delivers_in_source_order, Cfg, tc_tes
           const auto sc = counts_of(x, p, v);
           const auto want = v_expected<T>(x, p, v, salt);
           for (algorithm a : v_algorithms) {
+            if (a == algorithm::automatic && p > 17 && x != pattern::random) continue;
             auto got = all_to_all_v<Topo>(comm, std::span<const T>(in),
                                           std::span<const std::size_t>(sc), options{a});
             check.equal(got.counts, want.counts, Topo::name(), " all_to_all_v<", type_name<T>(),
@@ -371,6 +374,8 @@ std::vector<std::size_t> data_sends(const model::Counting<C>& cc) {
 BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_v_patterns_and_choice, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
   Cfg::sweep([&](int p, auto on_ranks) {
+    std::vector<std::vector<std::size_t>> rows;  // the random pattern's count matrix
+    for (int i = 0; i < p; ++i) rows.push_back(counts_of(pattern::random, p, i));
     on_ranks([&](auto& comm, Check& check) {
       const int v = comm.rank();
       const auto P = static_cast<std::size_t>(p);
@@ -412,7 +417,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_v_patterns_and_choice, Cfg, tc_test::Co
           const int to = detail::personalized::pair_to(v, j, p);
           std::size_t n = 0;
           for (int i = 0; i < p; ++i) {
-            const auto ci = counts_of(pattern::random, p, i);
+            const auto& ci = rows[static_cast<std::size_t>(i)];
             const std::size_t Si = std::accumulate(ci.begin(), ci.end(), std::size_t{0});
             const std::size_t lo = V * (Si / P) + std::min(V, Si % P);
             const std::size_t hi = lo + Si / P + (V < Si % P ? 1 : 0);
