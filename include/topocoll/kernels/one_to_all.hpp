@@ -60,49 +60,52 @@ constexpr void for_each_link(const layout& l, int v, F&& f) {
   auto clip = [p](int x) { return x < p ? x : p; };
   auto dim_step = [&](int j) {
     const int s = l.dims[j].stride;
-    const int r = l.dims[j].radix;
-    if (v % s != 0) return;  // a lower coordinate is not 0: not in this dimension (line 7)
-    const int c = (v / s) % r;
-    const int base = v - c * s;
     if constexpr (Topo::kind == dim_kind::binary) {
-      if (c != 0) {
-        f(link{v - s, v, clip(v + s), j, false});
-      } else if (v + s < p) {
-        f(link{v + s, v + s, clip(v + 2 * s), j, true});
-      }
-    } else if constexpr (Topo::kind == dim_kind::knomial) {
-      if (c != 0) {
-        f(link{base, v, clip(v + s), j, false});
-      } else if constexpr (S == sweep::down) {
-        for (int k = r - 1; k >= 1; --k)  // farthest first: each child's range ends where the
-          if (base + k * s < p)           // previous one began, like the linear halving
-            f(link{base + k * s, base + k * s, clip(base + (k + 1) * s), j, true});
-      } else {
-        for (int k = 1; k < r && base + k * s < p; ++k)
-          f(link{base + k * s, base + k * s, clip(base + (k + 1) * s), j, true});
-      }
+      // Algorithm 4.2, lines 6-13, with s = 2^j: mask = s - 1.
+      if ((v & (s - 1)) != 0) return;
+      if ((v & s) != 0)
+        f(link{v ^ s, v, clip(v + s), j, false});
+      else if ((v ^ s) < p)
+        f(link{v ^ s, v ^ s, clip(v + 2 * s), j, true});
     } else {
-      static_assert(Topo::kind == dim_kind::linear, "unknown dim_kind");
-      // Recursive halving of [0, r): the holder of [lo, hi) sends to mid, the
-      // farthest node of the upper half, which takes over [mid, hi).
-      std::array<link, 32> ev{};
-      int n = 0;
-      int lo = 0, hi = r;
-      while (hi - lo > 1) {
-        const int mid = lo + (hi - lo + 1) / 2;
-        if (c < mid) {
-          if (c == lo && base + mid * s < p)
-            ev[n++] = link{base + mid * s, base + mid * s, clip(base + hi * s), j, true};
-          hi = mid;
+      const int r = l.dims[j].radix;
+      if (v % s != 0) return;  // a lower coordinate is not 0: the mask test of line 7
+      const int c = (v / s) % r;
+      const int base = v - c * s;
+      if constexpr (Topo::kind == dim_kind::knomial) {
+        if (c != 0) {
+          f(link{base, v, clip(v + s), j, false});
+        } else if constexpr (S == sweep::down) {
+          for (int k = r - 1; k >= 1; --k)  // farthest first: each child's range ends where
+            if (base + k * s < p)           // the previous one began, like the linear halving
+              f(link{base + k * s, base + k * s, clip(base + (k + 1) * s), j, true});
         } else {
-          if (c == mid) ev[n++] = link{base + lo * s, v, clip(base + hi * s), j, false};
-          lo = mid;
+          for (int k = 1; k < r && base + k * s < p; ++k)
+            f(link{base + k * s, base + k * s, clip(base + (k + 1) * s), j, true});
         }
+      } else {
+        static_assert(Topo::kind == dim_kind::linear, "unknown dim_kind");
+        // Recursive halving of [0, r): the holder of [lo, hi) sends to mid, the
+        // farthest node of the upper half, which takes over [mid, hi).
+        std::array<link, 32> ev{};
+        int n = 0;
+        int lo = 0, hi = r;
+        while (hi - lo > 1) {
+          const int mid = lo + (hi - lo + 1) / 2;
+          if (c < mid) {
+            if (c == lo && base + mid * s < p)
+              ev[n++] = link{base + mid * s, base + mid * s, clip(base + hi * s), j, true};
+            hi = mid;
+          } else {
+            if (c == mid) ev[n++] = link{base + lo * s, v, clip(base + hi * s), j, false};
+            lo = mid;
+          }
+        }
+        if constexpr (S == sweep::down)
+          for (int i = 0; i < n; ++i) f(ev[i]);
+        else
+          for (int i = n - 1; i >= 0; --i) f(ev[i]);
       }
-      if constexpr (S == sweep::down)
-        for (int i = 0; i < n; ++i) f(ev[i]);
-      else
-        for (int i = n - 1; i >= 0; --i) f(ev[i]);
     }
   };
   if constexpr (S == sweep::down)
