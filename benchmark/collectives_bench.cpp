@@ -173,7 +173,7 @@ struct bench {
   void print(const std::string& coll, const std::string& type, std::size_t bytes) {
     std::printf("\n%s <%s>, %s per rank, p = %d\n", coll.c_str(), type.c_str(),
                 human(bytes).c_str(), p);
-    std::printf("  %-34s %12s %12s %9s %9s\n", "implementation", "median us", "min us", "/native",
+    std::printf("  %-44s %12s %12s %9s %9s\n", "implementation", "median us", "min us", "/native",
                 "/boost");
     for (const auto& r : rows) {
       if (r.collective != coll || r.type != type || r.bytes != bytes) continue;
@@ -184,7 +184,7 @@ struct bench {
         std::snprintf(buf, sizeof buf, "%.2f", a / b);
         return std::string(buf);
       };
-      std::printf("  %-34s %12.1f %12.1f %9s %9s%s\n", name.c_str(), r.median_us, r.min_us,
+      std::printf("  %-44s %12.1f %12.1f %9s %9s%s\n", name.c_str(), r.median_us, r.min_us,
                   ratio(r.median_us, r.native_us).c_str(), ratio(r.median_us, r.boost_us).c_str(),
                   r.ok ? "" : "  WRONG RESULT");
     }
