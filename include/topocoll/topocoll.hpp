@@ -11,44 +11,26 @@
 // The Boost.MPI transport has its own header: <topocoll/transport/mpi.hpp>.
 
 #include "core/concepts.hpp"
+#include "core/elementwise.hpp"
 #include "core/errors.hpp"
 #include "core/ops.hpp"
-#include "core/elementwise.hpp"
 #include "core/options.hpp"
 #include "core/tags.hpp"
 #include "model/counting.hpp"
+#include "model/svg.hpp"
+#include "model/trace.hpp"
 #include "topology/layout.hpp"
 #include "topology/topology.hpp"
 #include "transport/loopback.hpp"
 
 // collectives (one header per operation)
-#if __has_include("collectives/broadcast.hpp")
-#include "collectives/broadcast.hpp"
-#endif
-#if __has_include("collectives/reduce.hpp")
-#include "collectives/reduce.hpp"
-#endif
-#if __has_include("collectives/scatter.hpp")
-#include "collectives/scatter.hpp"
-#endif
-#if __has_include("collectives/gather.hpp")
-#include "collectives/gather.hpp"
-#endif
-#if __has_include("collectives/all_gather.hpp")
 #include "collectives/all_gather.hpp"
-#endif
-#if __has_include("collectives/reduce_scatter.hpp")
-#include "collectives/reduce_scatter.hpp"
-#endif
-#if __has_include("collectives/all_reduce.hpp")
 #include "collectives/all_reduce.hpp"
-#endif
-#if __has_include("collectives/scan.hpp")
-#include "collectives/scan.hpp"
-#endif
-#if __has_include("collectives/all_to_all.hpp")
 #include "collectives/all_to_all.hpp"
-#endif
-#if __has_include("collectives/all_to_all_v.hpp")
 #include "collectives/all_to_all_v.hpp"
-#endif
+#include "collectives/broadcast.hpp"
+#include "collectives/gather.hpp"
+#include "collectives/reduce.hpp"
+#include "collectives/reduce_scatter.hpp"
+#include "collectives/scan.hpp"
+#include "collectives/scatter.hpp"
