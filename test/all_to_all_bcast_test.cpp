@@ -99,13 +99,14 @@ template <class Topo>
 std::vector<algorithm> gather_algorithms() {
   return {algorithm::automatic, algorithm::tree};
 }
+// Tree<K> runs recursive doubling and reduce-scatter + all-gather per radix-K
+// digit, so only where every digit group is complete (p a power of K).
 template <class Topo>
-std::vector<algorithm> all_reduce_algorithms() {
-  if constexpr (Topo::kind == dim_kind::knomial)
+std::vector<algorithm> all_reduce_algorithms(int p) {
+  if (Topo::kind == dim_kind::knomial && Topo::shape(p).extent != p)
     return {algorithm::automatic, algorithm::tree, algorithm::reduce_broadcast};
-  else
-    return {algorithm::automatic, algorithm::recursive_doubling,
-            algorithm::reduce_scatter_all_gather, algorithm::reduce_broadcast, algorithm::tree};
+  return {algorithm::automatic, algorithm::recursive_doubling, algorithm::reduce_scatter_all_gather,
+          algorithm::reduce_broadcast, algorithm::tree};
 }
 std::vector<algorithm> scan_algorithms() {
   return {algorithm::automatic, algorithm::recursive_doubling};
@@ -179,7 +180,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_reduce_keeps_rank_order_with_every_algorithm, 
         using F = std::remove_cvref_t<decltype(fam)>;
         using T = typename F::type;
         for (const auto& ref : fam.by_size)
-          for (algorithm a : all_reduce_algorithms<Topo>()) {
+          for (algorithm a : all_reduce_algorithms<Topo>(p)) {
             std::vector<T> out(ref.m);
             all_reduce<Topo>(comm, std::span<const T>(ref.in[r]), std::span<T>(out),
                              typename F::op_type{}, options{a});
@@ -409,6 +410,48 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(mesh_follows_algorithm_4_6, Cfg, tc_test::Configs)
   }
 }
 
+// Tree<K> on p = K^d: recursive multiplying, per digit j K - 1 messages of
+// K^j m (a direct exchange with the other digits); all_reduce recursive
+// doubling: K - 1 messages of m per digit. Otherwise gather + broadcast: every
+// rank but 0 sends once (its subtree, towards 0) and receives the whole p*m once.
+BOOST_AUTO_TEST_CASE_TEMPLATE(tree_multiplies_over_radix_k_digits, Cfg, tc_test::Configs) {
+  using Topo = typename Cfg::topology;
+  if constexpr (Topo::kind == dim_kind::knomial) {
+    Cfg::sweep([&](int p, auto on_ranks) {
+      const layout l = Topo::shape(p);
+      const std::size_t m = 3;
+      std::vector<std::size_t> doubling, constant;
+      for (int j = 0; j < l.ndims; ++j)
+        for (int t = 1; t < l.dims[j].radix; ++t) {
+          doubling.push_back(m * static_cast<std::size_t>(l.dims[j].stride));
+          constant.push_back(m);
+        }
+      on_ranks([&](auto& comm, Check& check) {
+        const int r = comm.rank();
+        const std::string who =
+            Topo::name() + " p " + std::to_string(p) + " rank " + std::to_string(r);
+        model::Counting cc(comm);
+        std::vector<int> in(m, r), all(p * m), out(m);
+        all_gather<Topo>(cc, in, all);
+        if (l.extent == p) {
+          check.expect(cc.send_counts() == doubling, who,
+                       ": all_gather is not recursive multiplying (", cc.sends(), " messages)");
+          cc.clear();
+          all_reduce<Topo>(cc, in, out, std::plus<>{}, options{algorithm::recursive_doubling});
+          check.expect(cc.send_counts() == constant, who,
+                       ": recursive doubling all_reduce is not K - 1 messages of m per digit");
+        } else {
+          std::size_t whole = 0;
+          for (const auto& e : cc.events())
+            whole += e.kind == model::event::recv && e.count == all.size();
+          check.expect((r == 0 || cc.sends() >= 1) && whole == (r == 0 ? 0u : 1u), who,
+                       ": all_gather is not gather + broadcast");
+        }
+      });
+    });
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Bad input: every rank throws std::invalid_argument before communicating.
 
@@ -447,11 +490,12 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(bad_arguments_throw_on_every_rank_before_communica
           {"all_reduce", who, "pipelined"}, "all_reduce pipelined");
       check.throws<E>([&] { scan<Topo>(comm, in, out, std::plus<>{}, options{algorithm::tree}); },
                       {"scan", who, "tree"}, "scan tree");
-      if constexpr (Topo::kind == dim_kind::knomial) {
+      if (Topo::kind == dim_kind::knomial && Topo::shape(p).extent != p) {
         for (algorithm a : {algorithm::recursive_doubling, algorithm::reduce_scatter_all_gather})
           check.throws<E>([&] { all_reduce<Topo>(comm, in, out, std::plus<>{}, options{a}); },
-                          {"all_reduce", who, std::string(to_string(a)), Topo::name()},
-                          "all_reduce on a tree");
+                          {"all_reduce", who, std::string(to_string(a)), Topo::name(),
+                           "needs p to be a power of K"},
+                          "all_reduce on an incomplete tree");
       }
       if (p != 8) {
         const std::string need = "Hypercube<3> needs 2^3 = 8 ranks";
@@ -503,7 +547,7 @@ void run_synchronous() {
                                  ref.rs_out.begin() + static_cast<std::ptrdiff_t>((r + 1) * m)),
                   ctx<Topo>("sync reduce_scatter", fam.name, m, r, a));
             }
-            for (algorithm a : all_reduce_algorithms<Topo>()) {
+            for (algorithm a : all_reduce_algorithms<Topo>(p)) {
               std::vector<T> out(m);
               all_reduce<Topo>(comm, ref.in[r], out, op, options{a});
               check.equal(out, ref.pre[p - 1], ctx<Topo>("sync all_reduce", fam.name, m, r, a));

@@ -11,7 +11,9 @@
 //   Hypercube  Algorithm 4.7: messages m, 2m, 4m, ...; t_s log p + t_w m (p - 1)
 //              (Eq. 4.4); a p that is no power of two folds into 2^floor(log p)
 //              ranks first (one message of m before, one of p m after).
-//   Tree<K>    gather to rank 0 along the k-nomial tree, then broadcast.
+//   Tree<K>    p = K^d: recursive multiplying, per digit a direct exchange with
+//              the K - 1 other digits (K - 1 messages of K^j m at digit j);
+//              otherwise gather to rank 0 along the k-nomial tree, broadcast.
 // Blocks are received straight into `out`: no copy but the own block's.
 // options::algo: automatic, or algorithm::tree (the k-nomial tree on any
 // topology: binomial unless Topo is Tree<K>).
@@ -50,11 +52,10 @@ void all_gather(C& c, In&& input, Out&& output, const options& opt = {}) {
   a2a::copy_to(in, block(rank));
   if (p == 1) return;
 
-  if constexpr (Topo::kind == dim_kind::knomial) {
-    a2a::tree_all_gather(c, tag, l, out, m);
+  // Tree<K> with absent ranks (p not a power of K) gathers and broadcasts.
+  if (opt.algo == algorithm::tree || l.extent != p && Topo::kind == dim_kind::knomial) {
+    a2a::tree_all_gather(c, tag, a2a::tree_shape<Topo>(p), out, m);
   } else {
-    if (opt.algo == algorithm::tree)
-      return a2a::tree_all_gather(c, tag, a2a::tree_shape<Topo>(p), out, m);
     const a2a::fold_map fm = a2a::make_fold<Topo>(l);
     if (fm.folded_away(rank)) {  // hand the block to the partner, get everything back
       c.send(rank + 1, detail::tag::fold, in);

@@ -17,10 +17,11 @@
 //                              Hypercube: 2 t_s log p + 2 t_w m (p - 1) / p.
 //   reduce_broadcast, tree     reduce to rank 0 along the k-nomial tree (binomial
 //                              unless Topo is Tree<K>), broadcast back:
-//                              2 (t_s + t_w m) log_K p rounds. Tree<K>'s only one.
-// automatic picks, on Ring, Mesh and Hypercube, the cheaper of the first two in
-// the t_s + t_w m model of options::cost (message bytes = m sizeof(T)); Tree<K>
-// runs the tree. A hypercube p that is no power of two folds into
+//                              2 (t_s + t_w m) log_K p rounds.
+// automatic picks the cheaper of the first two in the t_s + t_w m model of
+// options::cost (message bytes = m sizeof(T)). On Tree<K> the first two run per
+// radix-K digit (direct exchanges with the K - 1 other digits) and need p to be
+// a power of K; otherwise Tree<K> runs the tree. A hypercube p that is no power of two folds into
 // 2^floor(log p) ranks first (the odd rank of each leading pair reduces for
 // both) and unfolds at the end. Every algorithm keeps rank order, so each is
 // available for non-commutative operators too.
@@ -78,14 +79,18 @@ void all_reduce(C& c, In&& input, Out&& output, Op op, const options& opt = {}) 
   const layout l = detail::shape_or_throw<Topo>(name, rank, p);
   const std::size_t m = in.size();
   detail::check_size(name, rank, p, "out (in.size())", out.size(), m);
-  if constexpr (Topo::kind == dim_kind::knomial)
-    a2a::check_algorithm(name, rank, p, opt.algo, {algorithm::tree, algorithm::reduce_broadcast},
-                         Topo::name());
-  else
-    a2a::check_algorithm(name, rank, p, opt.algo,
-                         {algorithm::recursive_doubling, algorithm::reduce_scatter_all_gather,
-                          algorithm::reduce_broadcast, algorithm::tree},
-                         Topo::name());
+  a2a::check_algorithm(name, rank, p, opt.algo,
+                       {algorithm::recursive_doubling, algorithm::reduce_scatter_all_gather,
+                        algorithm::reduce_broadcast, algorithm::tree},
+                       Topo::name());
+  // A k-nomial layout with absent ranks has incomplete digit groups: only the
+  // tree applies there.
+  const bool tree_only = Topo::kind == dim_kind::knomial && l.extent != p;
+  if (tree_only && (opt.algo == algorithm::recursive_doubling ||
+                    opt.algo == algorithm::reduce_scatter_all_gather))
+    detail::invalid(name, rank, p, "algorithm::", to_string(opt.algo), " on ", Topo::name(),
+                    " needs p to be a power of K (complete digit groups), got p = ", p,
+                    " (use algorithm::automatic, algorithm::tree or algorithm::reduce_broadcast)");
   if (m == 0) return;
   if (p == 1) return a2a::copy_to(in, out);
 
@@ -95,11 +100,9 @@ void all_reduce(C& c, In&& input, Out&& output, Op op, const options& opt = {}) 
     a2a::tree_reduce(c, tag, tl, out, std::span<T>(tmp), op);
     a2a::tree_broadcast(c, tag, tl, out);
   };
-  if constexpr (Topo::kind == dim_kind::knomial) {
-    tree(l);
+  if (tree_only || opt.algo == algorithm::tree || opt.algo == algorithm::reduce_broadcast) {
+    tree(a2a::tree_shape<Topo>(p));
   } else {
-    if (opt.algo == algorithm::tree || opt.algo == algorithm::reduce_broadcast)
-      return tree(a2a::tree_shape<Topo>(p));
     const a2a::fold_map fm = a2a::make_fold<Topo>(l);
     if (fm.folded_away(rank)) {  // the partner reduces for both and sends the result back
       c.send(rank + 1, detail::tag::fold, in);
@@ -131,7 +134,7 @@ void all_reduce(C& c, In&& input, Out&& output, Op op, const options& opt = {}) 
                                         std::span<T>(work), op);
     } else {
       const std::vector<std::size_t> off = a2a::even_pieces(m, P);
-      work.resize(std::max(a2a::first_sub_max<true>(vl, off.data()), partner ? m : 0));
+      work.resize(std::max(a2a::rs_work_size<Topo, true>(vl, off.data()), partner ? m : 0));
       // The first step can read `in` itself unless it is an order-keeping
       // linear-array step (which works in place).
       const bool direct = Topo::kind == dim_kind::binary || is_commutative_v<Op, T>;

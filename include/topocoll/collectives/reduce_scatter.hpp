@@ -14,7 +14,8 @@
 //              reduction per dimension, with the consolidated message.
 //   Hypercube  Algorithm 4.8: messages p m / 2, p m / 4, ..., m; a p that is no
 //              power of two folds into 2^floor(log p) ranks first.
-//   Tree<K>    reduce to rank 0 along the k-nomial tree, then scatter.
+//   Tree<K>    p = K^d: the reverse of all_gather's recursive multiplying;
+//              otherwise reduce to rank 0 along the k-nomial tree, scatter.
 // Dimensions are walked low to high, so every partial covers a contiguous range
 // of ranks and rank order holds for any associative operator; the blocks are
 // laid out digit-reversed (bit-reversed on a hypercube) in the one p*m work
@@ -66,10 +67,10 @@ void reduce_scatter(C& c, In&& input, Out&& output, Op op, const options& opt = 
     a2a::tree_scatter(c, tag, tl, std::span<T>(acc), m);
     a2a::copy_to(block(acc, rank), out);
   };
-  if constexpr (Topo::kind == dim_kind::knomial) {
-    tree(l);
+  // Tree<K> with absent ranks (p not a power of K) reduces and scatters.
+  if (opt.algo == algorithm::tree || l.extent != p && Topo::kind == dim_kind::knomial) {
+    tree(a2a::tree_shape<Topo>(p));
   } else {
-    if (opt.algo == algorithm::tree) return tree(a2a::tree_shape<Topo>(p));
     const a2a::fold_map fm = a2a::make_fold<Topo>(l);
     if (fm.folded_away(rank)) {  // the partner reduces for both, and sends this block back
       c.send(rank + 1, detail::tag::fold, in);
@@ -95,7 +96,7 @@ void reduce_scatter(C& c, In&& input, Out&& output, Op op, const options& opt = 
         a2a::combine_into(std::span<T>(buf), a2a::cspan(std::span<T>(fold_in)), in, op);
         src = buf;
       }
-      std::vector<T> tmp(a2a::first_sub_max<false>(vl, off.data()));
+      std::vector<T> tmp(a2a::rs_work_size<Topo, false>(vl, off.data()));
       wrote = a2a::reduce_scatter_fold<Topo, false>(c, tag, vl, w, fm, src, std::span<T>(buf),
                                                     off.data(), partner ? nullptr : out.data(),
                                                     std::span<T>(tmp), op, true);
@@ -118,7 +119,7 @@ void reduce_scatter(C& c, In&& input, Out&& output, Op op, const options& opt = 
         else
           std::copy_n(in.begin() + static_cast<std::ptrdiff_t>(a), n, dst.begin());
       }
-      std::vector<T> tmp(a2a::first_sub_max<true>(vl, off.data()));
+      std::vector<T> tmp(a2a::rs_work_size<Topo, true>(vl, off.data()));
       wrote = a2a::reduce_scatter_fold<Topo, true>(
           c, tag, vl, w, fm, a2a::cspan(std::span<T>(buf)), std::span<T>(buf), off.data(),
           partner ? nullptr : out.data(), std::span<T>(tmp), op, false);

@@ -140,8 +140,16 @@ void ag_step(C& c, int tag, int radix, int k, const Peer& peer, const parent_ran
   if constexpr (Kind == dim_kind::binary) {
     const int partner = peer(1 - k);
     c.sendrecv(partner, cspan(pr.sub(k)), partner, pr.sub(1 - k), tag);
+  } else if constexpr (Kind == dim_kind::knomial) {
+    // Recursive multiplying over a radix-K digit (every rank of the group
+    // present): send the own sub-range to each other digit directly, receive
+    // theirs; digit k + t, k - t at sub-step t, so every sub-step pairs up.
+    for (int t = 1; t < radix; ++t) {
+      const int to = (k + t) % radix, from = (k + radix - t) % radix;
+      c.sendrecv(peer(to), cspan(pr.sub(k)), peer(from), pr.sub(from), tag);
+    }
   } else {
-    static_assert(Kind == dim_kind::linear, "the all-gather fold has binary and linear steps");
+    static_assert(Kind == dim_kind::linear, "unknown dim_kind");
     // Algorithm 4.4: send what arrived last to the right, receive from the left.
     const int right = peer((k + 1) % radix), left = peer((k + radix - 1) % radix);
     for (int i = 1; i < radix; ++i)
@@ -157,7 +165,8 @@ void ag_step(C& c, int tag, int radix, int k, const Peer& peer, const parent_ran
 // acc_{radix-1}, in dst, or in fin when fin is not null (the caller's output:
 // the last step then writes straight into it). src may be the caller's input
 // (nothing is copied first) or dst itself. tmp holds at least the largest
-// sub-range. Returns whether sub-range k went to fin.
+// sub-range (three times on a k-nomial digit). Returns whether sub-range k went
+// to fin.
 template <dim_kind Kind, class C, class T, class Op, class Peer>
 bool rs_step(C& c, int tag, int radix, int k, const Peer& peer, const parent_range<const T>& src,
              const parent_range<T>& dst, T* fin, std::span<T> tmp, const Op& op, bool commutative) {
@@ -175,8 +184,34 @@ bool rs_step(C& c, int tag, int radix, int k, const Peer& peer, const parent_ran
     else
       combine_into(target(k), mine, cspan(t), op);
     return fin != nullptr;
+  } else if constexpr (Kind == dim_kind::knomial) {
+    // The reverse of the radix-K exchange: send each other digit its partial,
+    // receive theirs for the own sub-range. They arrive from digits k - 1, ...,
+    // 0, K - 1, ..., k + 1 (descending, cyclic), so each goes on the LEFT of the
+    // part below or above k it belongs to: lo op own op hi, rank order kept.
+    // tmp: three times the largest sub-range.
+    const std::size_t n = src.sub(k).size();
+    const std::span<T> t = tmp.first(n), lo = tmp.subspan(n, n), hi = tmp.subspan(2 * n, n);
+    bool lo_set = false, hi_set = false;
+    for (int s = 1; s < radix; ++s) {
+      const int to = (k + s) % radix, from = (k + radix - s) % radix;
+      c.sendrecv(peer(to), src.sub(to), peer(from), t, tag);
+      std::span<T> part = from < k ? lo : hi;
+      bool& set = from < k ? lo_set : hi_set;
+      if (set)
+        combine_left(part, cspan(t), op);
+      else
+        std::copy(t.begin(), t.end(), part.begin()), set = true;
+    }
+    const std::span<T> out = target(k);
+    if (lo_set)
+      combine_into(out, cspan(lo), src.sub(k), op);
+    else
+      copy_to(src.sub(k), out);
+    if (hi_set) combine_right(out, cspan(hi), op);
+    return fin != nullptr;
   } else {
-    static_assert(Kind == dim_kind::linear, "the reduce-scatter fold has binary and linear steps");
+    static_assert(Kind == dim_kind::linear, "unknown dim_kind");
     const int r = radix;
     if (commutative) {
       // Algorithm 4.5: the partial for coordinate d travels left from d + 1
@@ -278,15 +313,16 @@ bool reduce_scatter_fold(C& c, int tag, const layout& vl, int w, const fold_map&
   return wrote;
 }
 
-// The largest sub-range of the first step of a reduce-scatter fold (the later
-// ones are nested in it).
-template <bool Reversed>
-std::size_t first_sub_max(const layout& vl, const std::size_t* off) {
+// The work space rs_step needs: the largest sub-range of the first step of a
+// reduce-scatter fold (the later ones are nested in it), three of them on a
+// k-nomial digit.
+template <Topology Topo, bool Reversed>
+std::size_t rs_work_size(const layout& vl, const std::size_t* off) {
   if (vl.ndims == 0) return 0;
   const int width = Reversed ? reversed_digits(vl).w[0] : vl.dims[vl.ndims - 1].stride;
   std::size_t mx = 0;
   for (int q = 0; q + width <= vl.extent; q += width) mx = std::max(mx, off[q + width] - off[q]);
-  return mx;
+  return Topo::kind == dim_kind::knomial ? 3 * mx : mx;
 }
 
 // The reverse of reduce_scatter_reversed's data movement: all-gather over the
