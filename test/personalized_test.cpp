@@ -75,6 +75,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_transposes_the_blocks, Cfg, tc_test::Co
           // Above 17 ranks (31, 32, 64 threads) only int: the other types take
           // the same paths, and the sweep must stay quick under TSan.
           if (!std::is_same_v<T, int> && p > 17) continue;
+          // 1000-string blocks: up to 9 ranks (heap traffic, slow under TSan)
+          if (std::is_same_v<T, std::string> && m > 7 && p > 9) continue;
           const unsigned salt = static_cast<unsigned>(m) + 3;
           const auto in = a2a_input<T>(v, p, m, salt);
           const auto want = a2a_expected<T>(v, p, m, salt);

@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <span>
 #include <string_view>
+#include <type_traits>
 
 #include "../core/concepts.hpp"
 #include "../core/errors.hpp"
@@ -34,6 +35,9 @@ template <Topology Topo, Transport C, InputBuffer In, OutputBuffer Out>
 requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>>
 void all_to_all(C& c, In&& input, Out&& output, const options& opt = {}) {
   using T = buffer_value_t<Out>;
+  static_assert(std::is_default_constructible_v<T> && std::is_copy_assignable_v<T>,
+                "all_to_all keeps scratch blocks of the element type: it must be default "
+                "constructible and copy assignable");
   constexpr std::string_view op = "all_to_all";
   const std::span<const T> in = detail::in_span(input);
   const std::span<T> out = detail::out_span(output);

@@ -23,6 +23,7 @@
 #include <numeric>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "../core/concepts.hpp"
@@ -46,6 +47,9 @@ template <Topology Topo, Transport C, InputBuffer In, InputBuffer Counts>
 requires std::same_as<buffer_value_t<Counts>, std::size_t> all_to_all_v_result<buffer_value_t<In>>
 all_to_all_v(C& c, In&& input, Counts&& send_counts_in, const options& opt = {}) {
   using T = buffer_value_t<In>;
+  static_assert(std::is_default_constructible_v<T> && std::is_copy_assignable_v<T>,
+                "all_to_all_v returns a std::vector of the element type: it must be default "
+                "constructible and copy assignable");
   namespace pz = detail::personalized;
   constexpr std::string_view op = "all_to_all_v";
   const std::span<const T> in = detail::in_span(input);
