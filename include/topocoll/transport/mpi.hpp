@@ -22,24 +22,30 @@
 // archive (element count first, then the elements) and sent as one message of
 // bytes; the receiver checks the count. std::string (any basic_string of a
 // trivially copyable character) skips the archive: count, lengths and
-// characters are copied into the buffer directly, 3.5x faster. Counts are std::size_t end to end: a
-// message of more than options::max_int_bytes bytes (default INT_MAX) goes as
-// one message of a contiguous derived datatype, so sizes above 2^31 bytes
-// travel intact and a receiver can still check them as one unit.
+// characters are copied into the buffer directly, 3.5x faster. The
+// serialization buffers belong to the Comm and keep their capacity.
+//
+// Counts are std::size_t end to end: a message of more than
+// options::max_int_bytes bytes (default INT_MAX) goes as one message of a
+// contiguous derived datatype, so sizes above 2^31 bytes travel intact and a
+// receiver still checks them as one unit.
 //
 // Sizes are checked before anything is written: recv probes the message
 // (MPI_Mprobe, which also pins the exact message it received, thread-safe),
 // compares its size with the buffer, then receives it (MPI_Mrecv). A
-// mismatch consumes the message without writing anything (so the sender is
+// mismatch consumes the message into a scratch buffer (so the sender is
 // released) and throws topocoll::message_error naming this rank, the source,
-// the tag and both sizes. MPI errors throw topocoll::mpi::error: the
-// duplicate's error handler is MPI_ERRORS_RETURN.
+// the tag and both sizes. Receiving into the exact-size buffer and relying
+// on MPI_ERR_TRUNCATE is not an option: Open MPI 4.1's single-copy path (CMA)
+// writes a longer message past the buffer before reporting it. MPI errors
+// throw topocoll::mpi::error: the duplicate's error handler is
+// MPI_ERRORS_RETURN.
 //
 // sendrecv posts its send first (MPI_Isend), then probes and receives, then
-// completes the send: it never deadlocks, whatever the message sizes. (Probing
-// costs about 0.1 us per message against MPI_Sendrecv on Open MPI 4.1 shared
-// memory, and is what makes the size check exact.) It returns, or throws,
-// only once its send buffer may be reused.
+// completes the send: it never deadlocks, whatever the message sizes. Probing
+// costs about 0.1-0.2 us per message against MPI_Sendrecv / MPI_Recv on Open
+// MPI 4.1 shared memory. sendrecv returns, or throws, only once its send
+// buffer may be reused.
 
 #include <mpi.h>
 
