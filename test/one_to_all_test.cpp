@@ -172,7 +172,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(gather_collects_blocks_in_rank_order, Cfg, tc_test
           for_each_family(data, [&](const auto& fam) {
             using T = typename std::remove_cvref_t<decltype(fam)>::type;
             for (const auto& ref : fam.by_size) {
-              const bool keep_out = r != root && r % 2 == 1;
+              // Off the root, out is empty or p*m elements that must survive (checked
+              // at small m: the copy is p*m elements per rank).
+              const bool keep_out = r != root && r % 2 == 1 && ref.m <= 7;
               std::vector<T> out = r == root  ? std::vector<T>(ref.all.size())
                                    : keep_out ? ref.all
                                               : std::vector<T>{};
