@@ -44,9 +44,7 @@ BOOST_AUTO_TEST_CASE(a_hand_written_binomial_broadcast_takes_log_p_rounds) {
   BOOST_TEST(s.messages.front().src == 0);
   BOOST_TEST(s.messages.front().dest == 4);
   BOOST_TEST(s.cost(10.0, 1.0) == 3 * (10.0 + 5.0));  // (t_s + t_w m) log p
-  auto svg = tc::model::to_svg(
-      s, "binomial broadcast on Hypercube<3>   auto svg = tc::model::to_svg(s, " binomial broadcast
-         "); co");
+  auto svg = tc::model::to_svg(s, "binomial broadcast on Hypercube<3> & co");
   BOOST_TEST(svg.find("<svg") == 0u);
   BOOST_TEST(svg.find("step 3") != std::string::npos);
   BOOST_TEST(svg.find("step 4") == std::string::npos);
