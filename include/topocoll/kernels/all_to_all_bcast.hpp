@@ -8,25 +8,31 @@
 // The buffer is a sequence of POSITIONS, each a contiguous run of elements
 // (off[q] .. off[q+1]); one dimension step works on a parent range of
 // radix * width positions split into radix sub-ranges of `width` positions, one
-// per coordinate along the dimension:
+// per coordinate along the dimension. Per dimension, chosen at compile time
+// from Topo::kind:
 //  * all-gather step: on entry a rank holds the sub-range of its coordinate, on
 //    exit all of them (binary: one exchange; linear: Algorithm 4.4, radix - 1
-//    steps around the ring of the dimension);
+//    steps around the ring of the dimension; knomial: a direct exchange with
+//    the radix - 1 other digits, "recursive multiplying");
 //  * reduce-scatter step: on entry a rank holds partials for the whole parent
-//    range, on exit its sub-range reduced over the ranks of the dimension.
+//    range, on exit its sub-range reduced over the ranks of the dimension
+//    (binary: Algorithm 4.8's exchange of halves; linear: Algorithm 4.5, or a
+//    linear array that keeps operand order; knomial: the reverse exchange).
 //
 // Two orders of positions are used.
-//  * natural (all_gather): the parent range of dimension j is the group of ranks
-//    sharing the coordinates above j, [v - v % (s_j r_j), +s_j r_j): the blocks
-//    a rank holds are always contiguous and in rank order, and they are received
-//    straight into the output buffer (zero copies).
-//  * digit-reversed (reduce_scatter, all_reduce): the reduction walks the
-//    dimensions LOW to high, so that every partial covers a contiguous range of
-//    ranks and the lower one can be put on the left (any associative operator),
-//    and position q holds the block of the rank whose mixed-radix digits are q's
+//  * natural (all_gather, and reduce_scatter with a commutative operator): the
+//    parent range of dimension j is the group of ranks sharing the coordinates
+//    above j, [v - v % (s_j r_j), +s_j r_j): the blocks a rank holds are
+//    contiguous and in rank order; all_gather receives them straight into the
+//    output buffer (zero copies), reduce_scatter reads its first step straight
+//    from the input and writes its last straight into the output.
+//  * digit-reversed (reduce_scatter with any operator, all_reduce): the
+//    reduction walks the dimensions LOW to high, so that every partial covers a
+//    contiguous range of ranks and the lower one can be put on the left, and
+//    position q holds the block of the rank whose mixed-radix digits are q's
 //    read backwards, so that the blocks a rank still reduces stay contiguous.
-//    all_reduce's reduce-scatter + all-gather does not care which rank owns which
-//    piece and walks the reversed order both ways, in place in `out`.
+//    all_reduce's reduce-scatter + all-gather does not care which rank owns
+//    which piece and walks the reversed order both ways, in place in `out`.
 //
 // Non-power-of-two p on a binary topology (Hypercube<>): the first 2e ranks,
 // e = p - 2^floor(log2 p), pair up (2i, 2i+1); the even one hands its data to
@@ -34,9 +40,10 @@
 // active ranks are virtual ranks 0 .. 2^d - 1 in rank order, each standing for
 // a contiguous range of real ranks, so operand order is kept.
 //
-// Tree<K> has ranks missing from its k-nomial layout; its all-gather and
-// reduce-scatter run gather / reduce towards rank 0 along the k-nomial tree and
-// broadcast / scatter back (tree_up / tree_down below).
+// Tree<K> on p = K^d runs the folds above. With absent ranks (p not a power of
+// K) its digit groups are incomplete; it then gathers / reduces towards rank 0
+// along the k-nomial tree and broadcasts / scatters back (tree_up / tree_down
+// below), which is also algorithm::tree on every topology.
 
 #include <algorithm>
 #include <array>
