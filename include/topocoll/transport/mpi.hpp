@@ -51,6 +51,7 @@
 
 #include <boost/core/demangle.hpp>
 #include <boost/mpi/communicator.hpp>
+#include <boost/mpi/environment.hpp>  // for users: every MPI program needs one
 #include <boost/mpi/packed_iarchive.hpp>
 #include <boost/mpi/packed_oarchive.hpp>
 #include <boost/serialization/string.hpp>
