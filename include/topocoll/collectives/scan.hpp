@@ -46,6 +46,29 @@ void run_scan(std::string_view name, int tag, bool inclusive, C& c, std::span<co
   check_size(name, rank, p, "out (in.size())", out.size(), m);
   a2a::check_algorithm(name, rank, p, opt.algo, {algorithm::recursive_doubling}, Topo::name());
   if (m == 0) return;
+  if constexpr (Topo::kind == dim_kind::linear) {
+    if (l.ndims == 1) {
+      // One linear dimension (Ring; a Mesh of prime p): the pipeline of the
+      // kernel's last dimension, written straight into out, no copy.
+      std::vector<T> tmp(rank > 0 && (inclusive ? true : rank < p - 1) ? m : 0);
+      std::span<const T> fwd = in;  // x_0 op ... op x_rank
+      if (rank > 0) {
+        if (inclusive) {
+          c.recv(rank - 1, tag, std::span<T>(tmp));
+          a2a::combine_into(out, std::span<const T>(tmp), in, op);
+          fwd = out;
+        } else {
+          c.recv(rank - 1, tag, out);
+          if (rank < p - 1) a2a::combine_into(std::span<T>(tmp), std::span<const T>(out), in, op);
+          fwd = tmp;
+        }
+      } else if (inclusive) {
+        a2a::copy_to(in, out);
+      }
+      if (rank < p - 1) c.send(rank + 1, tag, fwd);
+      return;
+    }
+  }
   if (p > 1) {
     std::vector<T> work(5 * m);  // msg + the kernel's 4m
     const std::span<T> msg = std::span<T>(work).first(m);
