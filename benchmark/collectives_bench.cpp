@@ -42,6 +42,7 @@
 #include <span>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <topocoll/topocoll.hpp>
@@ -100,6 +101,14 @@ std::string human(std::size_t b) {
 enum class kind { topocoll, native, boost };
 
 struct contender {
+  contender(kind k_, std::string impl_, std::string topo_, std::string algo_,
+            std::function<void()> run_, std::function<bool()> verify_)
+      : k(k_),
+        impl(std::move(impl_)),
+        topo(std::move(topo_)),
+        algo(std::move(algo_)),
+        run(std::move(run_)),
+        verify(std::move(verify_)) {}
   kind k;
   std::string impl;  // "topocoll Ring", "MPI", "Boost.MPI"
   std::string topo;  // "Ring", ... ("" for the baselines)
