@@ -287,6 +287,15 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(every_rank_receives_once_and_the_root_sends_m_time
         broadcast<Topo>(cc, std::span<int>(buf), root);
         check.expect(cc.recvs() == (r == root ? 0u : 1u), ctx, "broadcast received ", cc.recvs(),
                      " times");
+        if constexpr (Topo::kind == dim_kind::linear) {
+          // linear arrays dimension by dimension: sum of ceil(log2 s_j) from the root
+          const layout l = Topo::shape(p);
+          std::size_t want = 0;
+          for (int j = 0; j < l.ndims; ++j) want += detail::ceil_log2(l.dims[j].radix);
+          if (r == root)
+            check.expect(cc.sends() == want, ctx, "broadcast root sent ", cc.sends(),
+                         " messages, expected ", want);
+        }
         cc.clear();
         reduce<Topo>(cc, std::span<const int>(buf), std::span<int>(out), std::plus<>{}, root);
         check.expect(cc.sends() == (r == root ? 0u : 1u), ctx, "reduce sent ", cc.sends(),
