@@ -13,7 +13,9 @@
 // message travels on the duplicate. A user's own sends and receives on the
 // original communicator, whatever their tags, can never match a library
 // message or be matched by one. Copies of a Comm share the duplicate (it is
-// freed with the last copy, or left to MPI_Finalize).
+// freed with the last copy, or left to MPI_Finalize). Like a loopback::Comm,
+// a Comm is used by one thread at a time; two threads that need collectives
+// at once each build their own Comm (each its own duplicate).
 //
 // Messages. A span of trivially copyable T (a user's struct included, no
 // registration) is one MPI message of its raw bytes, sent and received in
