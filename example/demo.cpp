@@ -19,6 +19,8 @@
 #include <vector>
 
 #ifdef TOPOCOLL_DEMO_MPI
+#include <boost/mpi/communicator.hpp>
+#include <boost/mpi/environment.hpp>
 #include <topocoll/transport/mpi.hpp>
 #endif
 
