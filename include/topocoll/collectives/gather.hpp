@@ -39,12 +39,7 @@ void gather(C& c, In&& input, Out&& output, int root, const options& opt = {}) {
   detail::check_root(op, rank, p, root);
   const std::size_t m = in.size();
   const std::size_t pm = static_cast<std::size_t>(p) * m;
-  if (rank == root) {
-    detail::check_size(op, rank, p, "out (at the root: p * in.size())", out.size(), pm);
-  } else if (!out.empty() && out.size() != pm) {
-    detail::invalid(op, rank, p, "out holds ", out.size(), " elements, expected ", pm,
-                    " (p * in.size()) or 0 on a rank other than the root");
-  }
+  detail::check_root_buffer(op, rank, p, root, "out", "p * in.size()", out.size(), pm);
   ota::check_algorithm<Topo>(op, rank, p, opt.algo);
   if (m == 0) return;
   if (p == 1) {

@@ -53,12 +53,7 @@ void reduce(C& c, In&& input, Out&& output, Op op, int root, const options& opt 
   const layout l = detail::shape_or_throw<Topo>(name, rank, p);
   detail::check_root(name, rank, p, root);
   const std::size_t m = in.size();
-  if (rank == root) {
-    detail::check_size(name, rank, p, "out (at the root: in.size())", out.size(), m);
-  } else if (!out.empty() && out.size() != m) {
-    detail::invalid(name, rank, p, "out holds ", out.size(), " elements, expected ", m,
-                    " (in.size()) or 0 on a rank other than the root");
-  }
+  detail::check_root_buffer(name, rank, p, root, "out", "in.size()", out.size(), m);
   ota::check_algorithm<Topo>(name, rank, p, opt.algo);
   if (m == 0) return;
   auto copy_in_to_out = [&] {

@@ -39,12 +39,7 @@ void scatter(C& c, In&& input, Out&& output, int root, const options& opt = {}) 
   detail::check_root(op, rank, p, root);
   const std::size_t m = out.size();
   const std::size_t pm = static_cast<std::size_t>(p) * m;
-  if (rank == root) {
-    detail::check_size(op, rank, p, "in (at the root: p * out.size())", in.size(), pm);
-  } else if (!in.empty() && in.size() != pm) {
-    detail::invalid(op, rank, p, "in holds ", in.size(), " elements, expected ", pm,
-                    " (p * out.size()) or 0 on a rank other than the root");
-  }
+  detail::check_root_buffer(op, rank, p, root, "in", "p * out.size()", in.size(), pm);
   ota::check_algorithm<Topo>(op, rank, p, opt.algo);
   if (m == 0) return;
   if (p == 1) {
