@@ -72,17 +72,17 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_transposes_the_blocks, Cfg, tc_test::Co
       for_each_type([&](auto tag) {
         using T = decltype(tag);
         for (std::size_t m : tc_test::sizes) {
-          // Above 17 ranks (31, 32, 64 threads) only int: the other types take
-          // the same paths, and the sweep must stay quick under TSan.
-          if (!std::is_same_v<T, int> && p > 17) continue;
-          // 1000-string blocks: up to 9 ranks (heap traffic, slow under TSan)
-          if (std::is_same_v<T, std::string> && m > 7 && p > 9) continue;
+          // Sanitizer builds, above 17 ranks (31, 32, 64 threads): only int,
+          // since the other types take the same paths and TSan must stay quick;
+          // and 1000-string blocks only up to 9 ranks (heap traffic).
+          if (tc_test::sanitized && !std::is_same_v<T, int> && p > 17) continue;
+          if (tc_test::sanitized && std::is_same_v<T, std::string> && m > 7 && p > 9) continue;
           const unsigned salt = static_cast<unsigned>(m) + 3;
           const auto in = a2a_input<T>(v, p, m, salt);
           const auto want = a2a_expected<T>(v, p, m, salt);
           for (algorithm a : fixed_algorithms) {
             // automatic is one of the other two (automatic_follows_the_cost_model)
-            if (a == algorithm::automatic && p > 17) continue;
+            if (tc_test::sanitized && a == algorithm::automatic && p > 17) continue;
             std::vector<T> out(in.size());
             all_to_all<Topo>(comm, std::span<const T>(in), std::span<T>(out), options{a});
             check.equal(out, want, Topo::name(), " all_to_all<", type_name<T>(), "> ", to_string(a),
@@ -336,7 +336,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_v_delivers_in_source_order, Cfg, tc_tes
         using T = decltype(tag);
         for (pattern x : patterns) {
           // see above; strings keep one pattern on the largest p
-          if (!std::is_same_v<T, int> && p > 17 &&
+          if (tc_test::sanitized && !std::is_same_v<T, int> && p > 17 &&
               (std::is_same_v<T, Particle> || x != pattern::random))
             continue;
           const unsigned salt = static_cast<unsigned>(x) + 21;
@@ -344,7 +344,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_v_delivers_in_source_order, Cfg, tc_tes
           const auto sc = counts_of(x, p, v);
           const auto want = v_expected<T>(x, p, v, salt);
           for (algorithm a : v_algorithms) {
-            if (a == algorithm::automatic && p > 17 && x != pattern::random) continue;
+            if (tc_test::sanitized && a == algorithm::automatic && p > 17 && x != pattern::random)
+              continue;
             auto got = all_to_all_v<Topo>(comm, std::span<const T>(in),
                                           std::span<const std::size_t>(sc), options{a});
             check.equal(got.counts, want.counts, Topo::name(), " all_to_all_v<", type_name<T>(),
