@@ -148,17 +148,6 @@ class byte_type {
   int count() const { return count_; }
 
  private:
-  static boost::mpi::communicator duplicate(const boost::mpi::communicator& comm,
-                                            const options& opt) {
-    if (!comm)
-      throw std::invalid_argument("topocoll::mpi::Comm: the communicator is MPI_COMM_NULL");
-    if (opt.max_int_bytes == 0 || opt.max_int_bytes > static_cast<std::size_t>(INT_MAX))
-      throw std::invalid_argument(topocoll::detail::concat(
-          "topocoll::mpi::Comm: options::max_int_bytes = ", opt.max_int_bytes,
-          ", need 1 <= max_int_bytes <= INT_MAX"));
-    return boost::mpi::communicator(static_cast<MPI_Comm>(comm), boost::mpi::comm_duplicate);
-  }
-
   void check(int rc, const char* call) {
     if (rc == MPI_SUCCESS) return;
     if (owned_) MPI_Type_free(&type_);
