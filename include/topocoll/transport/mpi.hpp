@@ -71,9 +71,11 @@
 #include <type_traits>
 #include <typeinfo>
 #include <utility>
+#include <vector>
 
 #include "../core/concepts.hpp"
 #include "../core/errors.hpp"
+#include "../core/nonblocking.hpp"
 
 namespace topocoll::mpi {
 
@@ -211,6 +213,78 @@ class Comm {
     static_assert(!std::is_const_v<T>, "topocoll::mpi::Comm::recv needs a writable buffer");
     check_peer("recv", "source", source);
     receive(source, tag, data);
+  }
+
+  // A started send (core/nonblocking.hpp): move-only. One destroyed before it
+  // completed (an exception unwinding) cancels its send if still unmatched,
+  // else completes it, so MPI never keeps a pointer into a freed buffer.
+  class request {
+   public:
+    request() = default;
+    request(request&& o) noexcept
+        : req_(std::exchange(o.req_, MPI_REQUEST_NULL)), buf_(std::move(o.buf_)) {}
+    request& operator=(request&& o) noexcept {
+      if (this != &o) {
+        abandon();
+        req_ = std::exchange(o.req_, MPI_REQUEST_NULL);
+        buf_ = std::move(o.buf_);
+      }
+      return *this;
+    }
+    ~request() { abandon(); }
+    bool pending() const { return req_ != MPI_REQUEST_NULL; }
+
+   private:
+    friend class Comm;
+    void abandon() noexcept {
+      if (req_ == MPI_REQUEST_NULL) return;
+      MPI_Cancel(&req_);
+      MPI_Wait(&req_, MPI_STATUS_IGNORE);
+    }
+    MPI_Request req_ = MPI_REQUEST_NULL;
+    detail::packed_buffer buf_;  // the serialized message, for a non-trivially-copyable T
+  };
+
+  // Starts a send (MPI_Isend) and returns at once. A trivially copyable span
+  // goes in place: it must stay valid and unchanged until wait_all; other
+  // types are serialized into the request now.
+  template <class T>
+  request isend(int dest, int tag, std::span<const T> data) {
+    check_peer("isend", "destination", dest);
+    request r;
+    const void* p;
+    std::size_t n;
+    if constexpr (std::is_trivially_copyable_v<T>) {
+      p = data.data();
+      n = data.size_bytes();
+    } else {
+      n = pack(data, r.buf_);
+      p = r.buf_.data();
+    }
+    detail::byte_type bt(n, opt_.max_int_bytes);  // MPI keeps the type alive while in use
+    check(MPI_Isend(p, bt.count(), bt.type(), dest, tag, lib_, &r.req_), "MPI_Isend", dest, tag);
+    return r;
+  }
+  template <class T>
+  request isend(int dest, int tag, std::span<T> data) {
+    return isend(dest, tag, std::span<const T>(data));
+  }
+
+  // Completes every request (MPI_Waitall); each is empty afterwards.
+  void wait_all(std::span<request> reqs) {
+    constexpr std::size_t small = 32;
+    MPI_Request local[small];
+    std::vector<MPI_Request> heap;
+    MPI_Request* h = local;
+    if (reqs.size() > small) {
+      heap.resize(reqs.size());
+      h = heap.data();
+    }
+    for (std::size_t i = 0; i < reqs.size(); ++i) h[i] = reqs[i].req_;
+    const int rc = MPI_Waitall(static_cast<int>(reqs.size()), h, MPI_STATUSES_IGNORE);
+    for (std::size_t i = 0; i < reqs.size(); ++i) reqs[i].req_ = h[i];
+    check(rc, "MPI_Waitall (isend)", -1, -1);
+    for (request& r : reqs) r.req_ = MPI_REQUEST_NULL;
   }
 
   // Sends and receives at once; never deadlocks, whatever the sizes.
@@ -421,5 +495,7 @@ class Comm {
 };
 
 static_assert(Transport<Comm>);
+static_assert(NonblockingTransport<Comm, double>);
+static_assert(NonblockingTransport<Comm, std::string>);
 
 }  // namespace topocoll::mpi

@@ -1,0 +1,100 @@
+#pragma once
+// The optional non-blocking extension of Transport, and the one helper the
+// kernels use to send to several peers at once.
+//
+// A transport may offer, on top of send/recv/sendrecv,
+//
+//   typename C::request                           move-only, default-constructible
+//   C::request c.isend(peer, tag, std::span<const T>)  starts a send, returns at once
+//   c.wait_all(std::span<C::request>)               completes every request given
+//
+// with MPI's meaning: the buffer of an isend must stay valid and unchanged
+// until wait_all has returned for its request; messages between one pair with
+// one tag still arrive in the order the sends were started. A request
+// destroyed before it completed withdraws or completes its send (it never
+// leaves the transport holding a dangling buffer): that is the error path
+// when an exception unwinds through a collective. wait_all leaves every
+// request it completed empty (re-waiting one is a no-op).
+//
+// Receives stay blocking: an MPI receive cannot check the incoming size
+// before it writes without a probe (see transport/mpi.hpp), and every
+// algorithm here posts its sends first and then receives in a fixed order, so
+// non-blocking sends alone give the overlap (a root feeding all its children
+// at once, a pipeline forwarding segment k while segment k + 1 arrives).
+//
+// Both library transports (mpi::Comm, loopback::Comm) provide it. A transport
+// without it (model::Counting, a user's) gets the blocking sends, in the same
+// order: the algorithms are the same, only the overlap is lost.
+
+#include <concepts>
+#include <cstddef>
+#include <span>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "concepts.hpp"
+
+namespace topocoll {
+
+template <class C, class T>
+concept NonblockingTransport = Transport<C> && std::movable<typename C::request> &&
+    std::default_initializable<typename C::request> &&
+    requires(C& c, int peer, int tag, std::span<const T> out, std::span<typename C::request> reqs) {
+  { c.isend(peer, tag, out) } -> std::same_as<typename C::request>;
+  c.wait_all(reqs);
+};
+
+namespace detail {
+
+template <class C, class T, bool = NonblockingTransport<C, T>>
+struct request_store {
+  struct type {};
+};
+template <class C, class T>
+struct request_store<C, T, true> {
+  using type = std::vector<typename C::request>;
+};
+
+// A batch of sends of T that run concurrently where the transport allows it:
+//
+//   detail::send_batch<C, T> sb(c);
+//   sb.send(child1, tag, block1);   // isend, or a blocking send
+//   sb.send(child2, tag, block2);
+//   sb.wait();                      // every buffer reusable from here
+//
+// The buffers must stay valid until wait() (or the destructor) returns.
+template <Transport C, class T>
+class send_batch {
+ public:
+  static constexpr bool nonblocking = NonblockingTransport<C, T>;
+
+  explicit send_batch(C& c, std::size_t expected = 0) : c_(c) {
+    if constexpr (nonblocking) reqs_.reserve(expected);
+  }
+  send_batch(const send_batch&) = delete;
+  send_batch& operator=(const send_batch&) = delete;
+  ~send_batch() = default;  // pending requests withdraw or complete themselves
+
+  void send(int peer, int tag, std::span<const T> data) {
+    if constexpr (nonblocking)
+      reqs_.push_back(c_.isend(peer, tag, data));
+    else
+      c_.send(peer, tag, data);
+  }
+
+  void wait() {
+    if constexpr (nonblocking) {
+      if (reqs_.empty()) return;
+      c_.wait_all(std::span<typename C::request>(reqs_));
+      reqs_.clear();
+    }
+  }
+
+ private:
+  C& c_;
+  [[no_unique_address]] typename request_store<C, T>::type reqs_;
+};
+
+}  // namespace detail
+}  // namespace topocoll
