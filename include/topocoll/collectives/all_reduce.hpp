@@ -36,6 +36,7 @@
 #include "../core/ops.hpp"
 #include "../core/options.hpp"
 #include "../core/tags.hpp"
+#include "../core/workspace.hpp"
 #include "../kernels/all_to_all_bcast.hpp"
 #include "../kernels/prefix.hpp"
 #include "../topology/topology.hpp"
@@ -96,8 +97,8 @@ void all_reduce(C& c, In&& input, Out&& output, Op op, const options& opt = {}) 
 
   auto tree = [&](const layout& tl) {
     a2a::copy_to(in, out);
-    std::vector<T> tmp(m);
-    a2a::tree_reduce(c, tag, tl, out, std::span<T>(tmp), op);
+    detail::scratch<T> tmp(m);
+    a2a::tree_reduce(c, tag, tl, out, tmp.span(), op);
     a2a::tree_broadcast(c, tag, tl, out);
   };
   if (tree_only || opt.algo == algorithm::tree || opt.algo == algorithm::reduce_broadcast) {
@@ -122,25 +123,27 @@ void all_reduce(C& c, In&& input, Out&& output, Op op, const options& opt = {}) 
                  ? algorithm::reduce_scatter_all_gather
                  : algorithm::recursive_doubling;
     }
-    std::vector<T> work;
     if (algo == algorithm::recursive_doubling) {
-      work.resize(4 * m);  // m on a hypercube would do; a ring dimension needs 4m
+      detail::scratch<T> work_store(4 * m);  // m on a hypercube would do; a ring dimension needs 4m
+      const std::span<T> work = work_store.span();
       a2a::copy_to(in, out);
       if (partner) {
-        c.recv(rank - 1, detail::tag::fold, std::span<T>(work).first(m));
+        c.recv(rank - 1, detail::tag::fold, work.first(m));
         detail::combine_left(out, std::span<const T>(work).first(m), op);
       }
-      detail::prefix::prefix_fold<Topo>(c, tag, vl, w, fm, out, std::span<T>{}, false, true,
-                                        std::span<T>(work), op);
+      detail::prefix::prefix_fold<Topo>(c, tag, vl, w, fm, out, std::span<T>{}, false, true, work,
+                                        op);
     } else {
       const std::vector<std::size_t> off = a2a::even_pieces(m, P);
-      work.resize(std::max(a2a::rs_work_size<Topo, true>(vl, off.data()), partner ? m : 0));
+      detail::scratch<T> work_store(
+          std::max(a2a::rs_work_size<Topo, true>(vl, off.data()), partner ? m : 0));
+      const std::span<T> work = work_store.span();
       // The first step can read `in` itself unless it is an order-keeping
       // linear-array step (which works in place).
       const bool direct = Topo::kind == dim_kind::binary || is_commutative_v<Op, T>;
       std::span<const T> src = in;
       if (partner) {
-        c.recv(rank - 1, detail::tag::fold, std::span<T>(work).first(m));
+        c.recv(rank - 1, detail::tag::fold, work.first(m));
         a2a::combine_into(out, std::span<const T>(work).first(m), in, op);
         src = out;
       } else if (!direct) {
@@ -148,7 +151,7 @@ void all_reduce(C& c, In&& input, Out&& output, Op op, const options& opt = {}) 
         src = out;
       }
       a2a::reduce_scatter_fold<Topo, true>(c, tag, vl, w, fm, src, out, off.data(),
-                                           static_cast<T*>(nullptr), std::span<T>(work), op,
+                                           static_cast<T*>(nullptr), work, op,
                                            is_commutative_v<Op, T>);
       a2a::all_gather_reversed<Topo>(c, tag, vl, w, fm, out, off.data());
     }

@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "../core/concepts.hpp"
+#include "../core/nonblocking.hpp"
 #include "../core/options.hpp"
 #include "../core/tags.hpp"
 #include "../kernels/one_to_all.hpp"
@@ -42,14 +43,17 @@ void broadcast(C& c, Buf&& buffer, int root, const options& opt = {}) {
                                  detail::tag::broadcast);
   }
 
+  // The sends to the children run concurrently where the transport allows it.
+  detail::send_batch<C, T> sends(c);
   ota::for_each_link<Topo, ota::sweep::down>(
       l, Topo::to_virtual(l, rank, root), [&](const ota::link& e) {
         const int peer = Topo::to_real(l, e.peer, root);
         if (e.to_child)
-          c.send(peer, detail::tag::broadcast, std::span<const T>(buf));
+          sends.send(peer, detail::tag::broadcast, std::span<const T>(buf));
         else
           c.recv(peer, detail::tag::broadcast, buf);
       });
+  sends.wait();
 }
 
 }  // namespace topocoll

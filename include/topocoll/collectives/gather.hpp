@@ -20,6 +20,7 @@
 #include "../core/concepts.hpp"
 #include "../core/options.hpp"
 #include "../core/tags.hpp"
+#include "../core/workspace.hpp"
 #include "../kernels/one_to_all.hpp"
 #include "../topology/topology.hpp"
 
@@ -54,16 +55,16 @@ void gather(C& c, In&& input, Out&& output, int root, const options& opt = {}) {
   // order. Root 0 relabels nothing, so its out is already that buffer.
   const int end = ota::subtree_end<Topo>(l, v);
   const std::size_t n = static_cast<std::size_t>(end - v) * m;
-  std::vector<T> store;
+  const bool direct = rank == root && root == 0;
+  detail::scratch<T> store(!direct && end - v > 1 ? n : 0);
   std::span<const T> mine = in;  // a leaf sends its input as it is
   std::span<T> sub;
-  if (rank == root && root == 0) {
+  if (direct) {
     sub = out;
     std::copy(in.begin(), in.end(), sub.begin());
     mine = sub;
   } else if (end - v > 1) {
-    store.resize(n);
-    sub = std::span<T>(store);
+    sub = store.span();
     std::copy(in.begin(), in.end(), sub.begin());
     mine = sub;
   }
@@ -79,7 +80,7 @@ void gather(C& c, In&& input, Out&& output, int root, const options& opt = {}) {
   });
   if (rank == root && root != 0) {  // virtual order -> rank order, once
     for (int u = 0; u < p; ++u) {
-      auto from = store.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(u) * m);
+      auto from = store.data() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(u) * m);
       auto to = static_cast<std::size_t>(Topo::to_real(l, u, root)) * m;
       std::move(from, from + static_cast<std::ptrdiff_t>(m),
                 out.begin() + static_cast<std::ptrdiff_t>(to));

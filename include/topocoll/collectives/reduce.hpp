@@ -25,6 +25,7 @@
 // applies (a chain towards rank 0 and a forward when it must).
 
 #include <algorithm>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -34,6 +35,7 @@
 #include "../core/ops.hpp"
 #include "../core/options.hpp"
 #include "../core/tags.hpp"
+#include "../core/workspace.hpp"
 #include "../kernels/one_to_all.hpp"
 #include "../topology/topology.hpp"
 
@@ -67,17 +69,14 @@ void reduce(C& c, In&& input, Out&& output, Op op, int root, const options& opt 
       // The chain's partials cover distances k..p-1 from its end: rank order
       // only when that end is rank 0.
       const int chain_root = (is_commutative_v<Op, T> || root == 0) ? root : 0;
-      std::vector<T> result;
+      std::optional<detail::scratch<T>> result;
       std::span<T> dst = out;
-      if (rank == chain_root && chain_root != root) {
-        result.resize(m);
-        dst = result;
-      }
+      if (rank == chain_root && chain_root != root) dst = result.emplace(m).span();
       ota::ring_reduce(c, in, dst, op, chain_root, ota::ring_segments<T>(m, p, opt.cost),
                        detail::tag::reduce);
       if (chain_root != root) {
         if (rank == chain_root)
-          c.send(root, detail::tag::forward, std::span<const T>(result));
+          c.send(root, detail::tag::forward, std::span<const T>(dst));
         else if (rank == root)
           c.recv(chain_root, detail::tag::forward, out);
       }
@@ -89,7 +88,7 @@ void reduce(C& c, In&& input, Out&& output, Op op, int root, const options& opt 
   const int tree_root = (is_commutative_v<Op, T> || root == 0 || xor_binary) ? root : 0;
   const int v = Topo::to_virtual(l, rank, tree_root);
 
-  std::vector<T> acc_store, tmp;
+  std::optional<detail::scratch<T>> acc_store, tmp;
   std::span<T> acc;              // this rank's partial, once a child has sent one
   std::span<const T> mine = in;  // what goes to the parent: a leaf sends its input as it is
   ota::for_each_link<Topo, ota::sweep::up>(l, v, [&](const ota::link& e) {
@@ -100,18 +99,18 @@ void reduce(C& c, In&& input, Out&& output, Op op, int root, const options& opt 
         copy_in_to_out();
         acc = out;
       } else {
-        acc_store.assign(in.begin(), in.end());
-        acc = acc_store;
+        acc = acc_store.emplace(m).span();
+        std::copy(in.begin(), in.end(), acc.begin());
       }
-      tmp.resize(m);
+      tmp.emplace(m);
       mine = acc;
     }
-    c.recv(peer, detail::tag::reduce, std::span<T>(tmp));
+    c.recv(peer, detail::tag::reduce, tmp->span());
     // The child's range lies above this rank's in virtual order; in real order
     // too unless the XOR relabelling flipped this dimension's bit.
     const bool child_is_lower =
         xor_binary && tree_root != 0 && (tree_root & l.dims[e.dim].stride) != 0;
-    detail::combine(acc, std::span<const T>(tmp), child_is_lower, op);
+    detail::combine(acc, std::span<const T>(tmp->span()), child_is_lower, op);
   });
   if (tree_root != root) {
     if (rank == tree_root)

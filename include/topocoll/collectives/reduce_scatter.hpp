@@ -33,6 +33,7 @@
 #include "../core/ops.hpp"
 #include "../core/options.hpp"
 #include "../core/tags.hpp"
+#include "../core/workspace.hpp"
 #include "../kernels/all_to_all_bcast.hpp"
 #include "../topology/topology.hpp"
 
@@ -62,10 +63,11 @@ void reduce_scatter(C& c, In&& input, Out&& output, Op op, const options& opt = 
   if (p == 1) return a2a::copy_to(in, out);
 
   auto tree = [&](const layout& tl) {
-    std::vector<T> acc(in.begin(), in.end()), tmp(pm);
-    a2a::tree_reduce(c, tag, tl, std::span<T>(acc), std::span<T>(tmp), op);
-    a2a::tree_scatter(c, tag, tl, std::span<T>(acc), m);
-    a2a::copy_to(block(acc, rank), out);
+    detail::scratch<T> acc(pm), tmp(pm);
+    std::copy(in.begin(), in.end(), acc.data());
+    a2a::tree_reduce(c, tag, tl, acc.span(), tmp.span(), op);
+    a2a::tree_scatter(c, tag, tl, acc.span(), m);
+    a2a::copy_to(block(acc.span(), rank), out);
   };
   // Tree<K> with absent ranks (p not a power of K) reduces and scatters.
   if (opt.algo == algorithm::tree || l.extent != p && Topo::kind == dim_kind::knomial) {
@@ -81,9 +83,9 @@ void reduce_scatter(C& c, In&& input, Out&& output, Op op, const options& opt = 
     const int P = fm.active();
     const int w = fm.to_virtual(rank);
     const layout vl = fm.e ? Topo::shape(P) : l;
-    std::vector<T> fold_in(partner ? pm : 0);
-    if (partner) c.recv(rank - 1, detail::tag::fold, std::span<T>(fold_in));
-    std::vector<T> buf(pm);
+    detail::scratch<T> fold_in(partner ? pm : 0);
+    if (partner) c.recv(rank - 1, detail::tag::fold, fold_in.span());
+    detail::scratch<T> buf(pm);
     std::vector<std::size_t> off(static_cast<std::size_t>(P) + 1, 0);
     std::span<const T> src = in;  // this rank's contributions at the offsets of buf
     int mine;                     // the position that ends up holding this rank's blocks
@@ -93,13 +95,13 @@ void reduce_scatter(C& c, In&& input, Out&& output, Op op, const options& opt = 
       // order: the first step reads `in` and the last writes `out`, no copies.
       for (int u = 0; u <= P; ++u) off[u] = static_cast<std::size_t>(fm.lo(u)) * m;
       if (partner) {
-        a2a::combine_into(std::span<T>(buf), a2a::cspan(std::span<T>(fold_in)), in, op);
-        src = buf;
+        a2a::combine_into(buf.span(), a2a::cspan(fold_in.span()), in, op);
+        src = buf.span();
       }
-      std::vector<T> tmp(a2a::rs_work_size<Topo, false>(vl, off.data()));
-      wrote = a2a::reduce_scatter_fold<Topo, false>(c, tag, vl, w, fm, src, std::span<T>(buf),
-                                                    off.data(), partner ? nullptr : out.data(),
-                                                    std::span<T>(tmp), op, true);
+      detail::scratch<T> tmp(a2a::rs_work_size<Topo, false>(vl, off.data()));
+      wrote = a2a::reduce_scatter_fold<Topo, false>(c, tag, vl, w, fm, src, buf.span(), off.data(),
+                                                    partner ? nullptr : out.data(), tmp.span(), op,
+                                                    true);
       mine = w;
     } else {
       // Dimensions low to high, so that every partial covers a contiguous range
@@ -119,10 +121,10 @@ void reduce_scatter(C& c, In&& input, Out&& output, Op op, const options& opt = 
         else
           std::copy_n(in.begin() + static_cast<std::ptrdiff_t>(a), n, dst.begin());
       }
-      std::vector<T> tmp(a2a::rs_work_size<Topo, true>(vl, off.data()));
+      detail::scratch<T> tmp(a2a::rs_work_size<Topo, true>(vl, off.data()));
       wrote = a2a::reduce_scatter_fold<Topo, true>(
-          c, tag, vl, w, fm, a2a::cspan(std::span<T>(buf)), std::span<T>(buf), off.data(),
-          partner ? nullptr : out.data(), std::span<T>(tmp), op, false);
+          c, tag, vl, w, fm, a2a::cspan(buf.span()), buf.span(), off.data(),
+          partner ? nullptr : out.data(), tmp.span(), op, false);
       mine = rd.position(vl, w);
     }
     if (wrote) return;

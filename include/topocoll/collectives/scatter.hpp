@@ -18,8 +18,10 @@
 #include <vector>
 
 #include "../core/concepts.hpp"
+#include "../core/nonblocking.hpp"
 #include "../core/options.hpp"
 #include "../core/tags.hpp"
+#include "../core/workspace.hpp"
 #include "../kernels/one_to_all.hpp"
 #include "../topology/topology.hpp"
 
@@ -51,37 +53,40 @@ void scatter(C& c, In&& input, Out&& output, int root, const options& opt = {}) 
 
   auto block = [m](int u) { return static_cast<std::ptrdiff_t>(static_cast<std::size_t>(u) * m); };
   const int v = Topo::to_virtual(l, rank, root);
-  std::vector<T> store;
+  const int end = ota::subtree_end<Topo>(l, v);
+  // Work space: the root's blocks in virtual order (root != 0), or the blocks
+  // of an inner node's subtree [v, end).
+  const bool rearrange = rank == root && root != 0;
+  const bool inner = rank != root && end - v > 1;
+  detail::scratch<T> store(rearrange ? pm : inner ? static_cast<std::size_t>(end - v) * m : 0);
   std::span<const T> src;  // the blocks of virtual ranks [v, end), in virtual order
+  std::span<T> sub = out;  // a leaf receives its own block straight into out
   if (rank == root) {
     std::copy_n(in.begin() + block(root), m, out.begin());
-    if (root == 0) {
-      src = in;  // relabelling by 0 is the identity: in is already in virtual order
-    } else {
-      store.resize(pm);
+    src = in;  // relabelling by 0 is the identity: in is already in virtual order
+    if (rearrange) {
       for (int u = 1; u < p; ++u)
-        std::copy_n(in.begin() + block(Topo::to_real(l, u, root)), m, store.begin() + block(u));
-      src = store;
+        std::copy_n(in.begin() + block(Topo::to_real(l, u, root)), m, store.data() + block(u));
+      src = store.span();
     }
+  } else {
+    if (inner) sub = store.span();
+    src = sub;
   }
-  const int end = ota::subtree_end<Topo>(l, v);
-  std::span<T> sub = out;  // a leaf receives its own block straight into out
-  if (rank != root && end - v > 1) {
-    store.resize(static_cast<std::size_t>(end - v) * m);
-    sub = std::span<T>(store);
-  }
-  if (rank != root) src = sub;
+  // The sends to the children run concurrently where the transport allows it.
+  detail::send_batch<C, T> sends(c);
   ota::for_each_link<Topo, ota::sweep::down>(l, v, [&](const ota::link& e) {
     const int peer = Topo::to_real(l, e.peer, root);
     if (e.to_child) {
-      c.send(peer, detail::tag::scatter,
-             src.subspan(static_cast<std::size_t>(e.lo - v) * m,
-                         static_cast<std::size_t>(e.hi - e.lo) * m));
+      sends.send(peer, detail::tag::scatter,
+                 src.subspan(static_cast<std::size_t>(e.lo - v) * m,
+                             static_cast<std::size_t>(e.hi - e.lo) * m));
     } else {
       c.recv(peer, detail::tag::scatter, sub);
     }
   });
-  if (rank != root && end - v > 1) std::move(store.begin(), store.begin() + block(1), out.begin());
+  if (inner) std::move(store.data(), store.data() + m, out.begin());
+  sends.wait();
 }
 
 }  // namespace topocoll

@@ -26,6 +26,7 @@
 // without it (model::Counting, a user's) gets the blocking sends, in the same
 // order: the algorithms are the same, only the overlap is lost.
 
+#include <array>
 #include <concepts>
 #include <cstddef>
 #include <span>
@@ -47,13 +48,39 @@ concept NonblockingTransport = Transport<C> && std::movable<typename C::request>
 
 namespace detail {
 
+// Pending requests: the first few inline (no allocation for a tree's fan-out),
+// the rest in a vector (a pipeline's many segments).
 template <class C, class T, bool = NonblockingTransport<C, T>>
-struct request_store {
-  struct type {};
+class request_store {
+ public:
+  void reserve(std::size_t) {}
+  void push(int, int, std::span<const T>, C&) {}
+  void wait(C&) {}
 };
 template <class C, class T>
-struct request_store<C, T, true> {
-  using type = std::vector<typename C::request>;
+class request_store<C, T, true> {
+ public:
+  using request = typename C::request;
+  void reserve(std::size_t n) {
+    if (n > inline_.size()) overflow_.reserve(n - inline_.size());
+  }
+  void push(int peer, int tag, std::span<const T> data, C& c) {
+    if (n_ < inline_.size())
+      inline_[n_++] = c.isend(peer, tag, data);
+    else
+      overflow_.push_back(c.isend(peer, tag, data));
+  }
+  void wait(C& c) {
+    if (n_ != 0) c.wait_all(std::span<request>(inline_.data(), n_));
+    n_ = 0;
+    if (!overflow_.empty()) c.wait_all(std::span<request>(overflow_));
+    overflow_.clear();
+  }
+
+ private:
+  std::array<request, 8> inline_{};
+  std::size_t n_ = 0;
+  std::vector<request> overflow_;
 };
 
 // A batch of sends of T that run concurrently where the transport allows it:
@@ -63,37 +90,31 @@ struct request_store<C, T, true> {
 //   sb.send(child2, tag, block2);
 //   sb.wait();                      // every buffer reusable from here
 //
-// The buffers must stay valid until wait() (or the destructor) returns.
+// The buffers must stay valid until wait() (or the destructor) returns. A
+// batch destroyed with sends pending (an exception) withdraws or completes them
+// (the requests' destructors).
 template <Transport C, class T>
 class send_batch {
  public:
   static constexpr bool nonblocking = NonblockingTransport<C, T>;
 
-  explicit send_batch(C& c, std::size_t expected = 0) : c_(c) {
-    if constexpr (nonblocking) reqs_.reserve(expected);
-  }
+  // expected: how many sends to make room for (a hint; a tree's fan-out needs none).
+  explicit send_batch(C& c, std::size_t expected = 0) : c_(c) { reqs_.reserve(expected); }
   send_batch(const send_batch&) = delete;
   send_batch& operator=(const send_batch&) = delete;
-  ~send_batch() = default;  // pending requests withdraw or complete themselves
 
   void send(int peer, int tag, std::span<const T> data) {
     if constexpr (nonblocking)
-      reqs_.push_back(c_.isend(peer, tag, data));
+      reqs_.push(peer, tag, data, c_);
     else
       c_.send(peer, tag, data);
   }
 
-  void wait() {
-    if constexpr (nonblocking) {
-      if (reqs_.empty()) return;
-      c_.wait_all(std::span<typename C::request>(reqs_));
-      reqs_.clear();
-    }
-  }
+  void wait() { reqs_.wait(c_); }
 
  private:
   C& c_;
-  [[no_unique_address]] typename request_store<C, T>::type reqs_;
+  request_store<C, T> reqs_;
 };
 
 }  // namespace detail

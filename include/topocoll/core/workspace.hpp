@@ -5,10 +5,9 @@
 //   detail::scratch<T> w(n);     // w.span(): n elements, contents unspecified
 //
 // For a trivially copyable T the storage comes from a pool owned by the
-// calling thread (an MPI process, or one loopback rank): a stack of blocks
-// that keep their capacity from one collective to the next. A reduce_scatter
-// of 1 MiB blocks on 4 ranks needs 6 MiB of work space; fresh pages for it
-// cost about 1 ms/MiB on a VM, as much as the collective itself, and zeroing
+// calling thread (an MPI process, or one loopback rank): blocks that keep their capacity from one
+// collective to the next. A reduce_scatter of 1 MiB blocks on 4 ranks needs 6 MiB of work space;
+// fresh pages for it cost about 1 ms/MiB on a VM, as much as the collective itself, and zeroing
 // them costs another pass over memory. The elements are NOT initialised: every
 // algorithm writes a work buffer before it reads it. (Tests build with
 // TOPOCOLL_POISON_SCRATCH, which fills every block with 0xA5 bytes, so that an
@@ -42,24 +41,38 @@ class workspace_pool {
     return pool;
   }
 
-  // The next block of the stack, with room for n bytes.
-  std::byte* acquire(std::size_t n) {
-    if (depth_ == blocks_.size()) blocks_.emplace_back();
-    block& b = blocks_[depth_++];
+  // A free block with room for n bytes: the first free one that is large
+  // enough, else the first free one, grown (its old contents are not kept).
+  // Returns the block's index, for release().
+  std::size_t acquire(std::size_t n, std::byte*& data) {
+    std::size_t pick = blocks_.size();
+    for (std::size_t i = 0; i < blocks_.size(); ++i) {
+      if (blocks_[i].in_use) continue;
+      if (blocks_[i].capacity >= n) {
+        pick = i;
+        break;
+      }
+      if (pick == blocks_.size()) pick = i;
+    }
+    if (pick == blocks_.size()) blocks_.emplace_back();
+    block& b = blocks_[pick];
     if (b.capacity < n) {
       b.data.reset();
       b.capacity = 0;
       b.data.reset(static_cast<std::byte*>(::operator new (n, std::align_val_t{64})));
       b.capacity = n;
     }
+    b.in_use = true;
 #ifdef TOPOCOLL_POISON_SCRATCH
     if (n) std::memset(b.data.get(), 0xA5, n);
 #endif
-    return b.data.get();
+    data = b.data.get();
+    return pick;
   }
 
-  void release() noexcept {
-    block& b = blocks_[--depth_];
+  void release(std::size_t i) noexcept {
+    block& b = blocks_[i];
+    b.in_use = false;
     if (b.capacity > workspace_retain_bytes) {
       b.data.reset();
       b.capacity = 0;
@@ -68,7 +81,11 @@ class workspace_pool {
 
   // Frees every block no scratch currently holds.
   void trim() noexcept {
-    blocks_.resize(depth_);
+    for (block& b : blocks_)
+      if (!b.in_use) {
+        b.data.reset();
+        b.capacity = 0;
+      }
   }
 
  private:
@@ -78,23 +95,25 @@ class workspace_pool {
   struct block {
     std::unique_ptr<std::byte, aligned_delete> data;
     std::size_t capacity = 0;
+    bool in_use = false;
   };
   std::vector<block> blocks_;
-  std::size_t depth_ = 0;
 };
 
 template <class T>
 inline constexpr bool pooled_scratch =
     std::is_trivially_copyable_v<T>&& std::is_trivially_destructible_v<T> && alignof(T) <= 64;
 
-// n elements of work space; see the top of this file. Scoped: scratches are
-// released in the reverse order of their creation.
+// n elements of work space; see the top of this file. Scoped; any number may
+// be alive at once, created and destroyed in any order (on one thread).
 template <class T>
 class scratch {
  public:
   explicit scratch(std::size_t n) : n_(n) {
     if constexpr (pooled_scratch<T>) {
-      data_ = reinterpret_cast<T*>(workspace_pool::local().acquire(n * sizeof(T)));
+      std::byte* d = nullptr;
+      slot_ = workspace_pool::local().acquire(n * sizeof(T), d);
+      data_ = reinterpret_cast<T*>(d);
     } else {
       store_.resize(n);
       data_ = store_.data();
@@ -103,7 +122,7 @@ class scratch {
   scratch(const scratch&) = delete;
   scratch& operator=(const scratch&) = delete;
   ~scratch() {
-    if constexpr (pooled_scratch<T>) workspace_pool::local().release();
+    if constexpr (pooled_scratch<T>) workspace_pool::local().release(slot_);
   }
 
   std::span<T> span() const { return {data_, n_}; }
@@ -114,6 +133,7 @@ class scratch {
   struct none {};
   std::size_t n_;
   T* data_ = nullptr;
+  std::size_t slot_ = 0;
   [[no_unique_address]] std::conditional_t<pooled_scratch<T>, none, std::vector<T>> store_;
 };
 

@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "../core/elementwise.hpp"
+#include "../core/nonblocking.hpp"
 #include "../core/options.hpp"
+#include "../core/workspace.hpp"
 #include "../topology/layout.hpp"
 
 namespace topocoll::detail::one_to_all {
@@ -71,7 +73,20 @@ void ring_broadcast(C& c, std::span<T> buf, int root, std::size_t r, int tag) {
     auto [lo, n] = segment(m, r, i);
     return buf.subspan(lo, n);
   };
-  if (d == 0) {
+  if constexpr (send_batch<C, T>::nonblocking) {
+    // Every segment is forwarded as soon as it has arrived, and the
+    // receive of the next overlaps that send.
+    if (d == p - 1) {
+      for (std::size_t i = 0; i < r; ++i) c.recv(prev, tag, seg(i));
+      return;
+    }
+    send_batch<C, T> sends(c, r);
+    for (std::size_t i = 0; i < r; ++i) {
+      if (d != 0) c.recv(prev, tag, seg(i));
+      sends.send(next, tag, std::span<const T>(seg(i)));
+    }
+    sends.wait();
+  } else if (d == 0) {
     for (std::size_t i = 0; i < r; ++i) c.send(next, tag, std::span<const T>(seg(i)));
   } else if (d == p - 1) {
     for (std::size_t i = 0; i < r; ++i) c.recv(prev, tag, seg(i));
@@ -103,15 +118,15 @@ void ring_reduce(C& c, std::span<const T> in, std::span<T> out, const Op& op, in
     }
     return;
   }
-  std::vector<T> store;
+  detail::scratch<T> store(d != 0 ? m : 0);
   std::span<T> acc = out;  // the root accumulates in place
   if (d != 0) {
-    store.assign(in.begin(), in.end());
-    acc = store;
+    acc = store.span();
+    std::copy(in.begin(), in.end(), acc.begin());
   } else if (in.data() != out.data()) {
     std::copy(in.begin(), in.end(), out.begin());
   }
-  std::vector<T> tmp(segment(m, r, 0).second);
+  detail::scratch<T> tmp(segment(m, r, 0).second);
   auto part = [&](std::size_t i) {
     auto [lo, n] = segment(m, r, i);
     return std::pair{acc.subspan(lo, n), std::span<T>(tmp.data(), n)};
@@ -153,7 +168,7 @@ void ring_scatter(C& c, std::span<const T> in, std::span<T> out, int root, int t
     c.recv(prev, tag, out);
     return;
   }
-  std::vector<T> store(2 * m);
+  detail::scratch<T> store(2 * m);
   std::span<T> a(store.data(), m), b(store.data() + m, m);
   c.recv(prev, tag, a);
   for (int i = 1; i < n; ++i) {
@@ -187,7 +202,7 @@ void ring_gather(C& c, std::span<const T> in, std::span<T> out, int root, int ta
     c.send(prev, tag, in);
     return;
   }
-  std::vector<T> store(2 * m);
+  detail::scratch<T> store(2 * m);
   std::span<T> a(store.data(), m), b(store.data() + m, m);
   c.sendrecv(prev, in, next, a, tag);
   for (int i = 1; i < n - 1; ++i) {
