@@ -3,18 +3,29 @@
 // per-rank mailboxes. No dependency beyond the standard library.
 //
 // Semantics (those of MPI's standard mode):
-//  * messages between one pair with one tag arrive in the order sent;
+//  * messages between one pair with one tag arrive in the order the sends
+//    (send, isend or sendrecv) were started;
 //  * a trivially copyable message of at most `eager_limit` bytes is copied into
 //    the mailbox and send returns at once; a larger one costs one copy: send
 //    blocks until the receiver has copied straight out of the sender's buffer;
 //  * other types are copied into the mailbox and moved out by the receiver;
+//  * isend (core/nonblocking.hpp) never blocks: an eager or non-trivially-
+//    copyable message is copied into the mailbox at once and its request is
+//    complete; a rendezvous one is queued referencing the sender's buffer,
+//    which must stay valid and unchanged until wait_all has returned for it.
+//    wait_all blocks until the receivers have copied every such message. A
+//    request destroyed while pending (an exception unwinding) withdraws its
+//    message if no receiver has taken it yet, or waits for the copy under way
+//    to end; a message withdrawn that way while no rank had failed is reported
+//    by run() like any message never received;
 //  * a receive whose buffer differs in size or type throws message_error.
 //
 // No hang, ever. All mailbox state sits under one mutex, and each rank that
 // waits says what for. A rank whose wait becomes satisfiable is marked runnable
 // by whoever satisfied it, under that mutex, so "every live rank waits for
 // something that cannot come" is an exact, immediate test: no timeout. Then
-// every waiting rank throws deadlock_error naming all blocked ranks. When a rank
+// every waiting rank throws deadlock_error naming all blocked ranks (a rank in
+// wait_all waits "in send" for its first request not yet copied). When a rank
 // throws, the others are released with aborted_error and run() rethrows the
 // first exception after joining every thread.
 
@@ -35,6 +46,7 @@
 #include <vector>
 
 #include "../core/errors.hpp"
+#include "../core/nonblocking.hpp"
 
 namespace topocoll::loopback {
 
@@ -159,6 +171,27 @@ class world {
     withdraw(lk, me, e);
   }
 
+  // The same for an isend request destroyed before wait_all completed it. A
+  // message taken back while no rank has failed was lost by the program (a
+  // request dropped, or an exception caught inside the rank): it is kept for
+  // check_drained to report.
+  void abandon(int me, const envelope_ptr& e) noexcept {
+    std::unique_lock lk(mu_);
+    if (e->state == envelope::queued && !stopped()) {
+      try {
+        auto lost = std::make_shared<envelope>();
+        lost->src = e->src;
+        lost->dest = e->dest;
+        lost->tag = e->tag;
+        lost->count = e->count;
+        lost->type = e->type;
+        abandoned_.push_back(std::move(lost));
+      } catch (...) {  // out of memory: the report is lost, the withdrawal is not
+      }
+    }
+    withdraw(lk, me, e);
+  }
+
   void finish(int me) {
     std::unique_lock lk(mu_);
     ranks_[me].finished = true;
@@ -179,11 +212,15 @@ class world {
   // After every rank has returned: a message still in a mailbox means the
   // ranks disagreed on what to exchange.
   void check_drained() {
+    auto report = [](const envelope& e, const char* why) {
+      throw message_error(concat("loopback::run: a message from rank ", e.src, " to rank ", e.dest,
+                                 " with tag ", e.tag, " (", e.count, " elements of ",
+                                 e.type->name(), ") was never received", why));
+    };
     for (int r = 0; r < p_; ++r)
-      for (const envelope_ptr& e : ranks_[r].inbox)
-        throw message_error(concat("loopback::run: a message from rank ", e->src, " to rank ",
-                                   e->dest, " with tag ", e->tag, " (", e->count, " elements of ",
-                                   e->type->name(), ") was never received"));
+      for (const envelope_ptr& e : ranks_[r].inbox) report(*e, "");
+    for (const envelope_ptr& e : abandoned_)
+      report(*e, " (its isend request was destroyed before wait_all completed it)");
   }
 
  private:
@@ -263,6 +300,7 @@ class world {
   bool deadlocked_ = false;
   std::string deadlock_text_;
   std::exception_ptr first_error_;
+  std::vector<envelope_ptr> abandoned_;  // isend messages withdrawn unreceived (see abandon)
 };
 
 }  // namespace detail
@@ -279,12 +317,84 @@ class Comm {
 
   template <class T>
   void send(int dest, int tag, std::span<const T> data) {
-    auto e = post<T>(dest, tag, data);
+    auto e = post<T>("send", dest, tag, data);
     if (e->rendezvous()) w_->complete(rank_, e);
   }
   template <class T>
   void send(int dest, int tag, std::span<T> data) {
     send(dest, tag, std::span<const T>(data));
+  }
+
+  // A started send (core/nonblocking.hpp): move-only, and empty unless it
+  // holds a rendezvous message no wait_all has completed yet. One destroyed
+  // while pending withdraws its message, or waits for the receiver's copy if it
+  // has begun, so no reader outlives the sender's buffer.
+  class request {
+   public:
+    request() = default;
+    request(request&& o) noexcept : w_(o.w_), rank_(o.rank_), e_(std::move(o.e_)) {}
+    request& operator=(request&& o) noexcept {
+      if (this != &o) {
+        abandon();
+        w_ = o.w_;
+        rank_ = o.rank_;
+        e_ = std::move(o.e_);
+      }
+      return *this;
+    }
+    ~request() { abandon(); }
+    bool pending() const { return e_ != nullptr; }
+
+   private:
+    friend class Comm;
+    void abandon() noexcept {
+      if (!e_) return;
+      w_->abandon(rank_, e_);
+      e_.reset();
+    }
+    detail::world* w_ = nullptr;
+    int rank_ = -1;
+    detail::envelope_ptr e_;  // a rendezvous message, until completed
+  };
+
+  // Starts a send and returns at once (see the header comment): an eager or
+  // non-trivially-copyable message is copied now and its request is empty; a
+  // rendezvous one reads `data` when received, so `data` must stay valid and
+  // unchanged until wait_all has returned for the request.
+  template <class T>
+  request isend(int dest, int tag, std::span<const T> data) {
+    auto e = post<T>("isend", dest, tag, data);
+    request r;
+    if (e->rendezvous()) {
+      r.w_ = w_;
+      r.rank_ = rank_;
+      r.e_ = std::move(e);
+    }
+    return r;
+  }
+  template <class T>
+  request isend(int dest, int tag, std::span<T> data) {
+    return isend(dest, tag, std::span<const T>(data));
+  }
+
+  // Blocks until every request's message has been copied by its receiver, in
+  // the order given (the rank waits "in send" for the first one not yet
+  // copied, for deadlock detection); every request is empty afterwards. On
+  // abort or deadlock the requests not yet complete are withdrawn and the
+  // error is thrown.
+  void wait_all(std::span<request> reqs) {
+    std::size_t i = 0;
+    try {
+      for (; i < reqs.size(); ++i) {
+        request& r = reqs[i];
+        if (!r.e_) continue;
+        r.w_->complete(r.rank_, r.e_);
+        r.e_.reset();
+      }
+    } catch (...) {
+      for (; i < reqs.size(); ++i) reqs[i].abandon();
+      throw;
+    }
   }
 
   template <class T>
@@ -301,7 +411,7 @@ class Comm {
     using V = std::remove_const_t<T>;
     static_assert(std::is_same_v<V, U>,
                   "loopback::Comm::sendrecv: send and receive element types differ");
-    auto e = post<V>(dest, tag, std::span<const V>(out));
+    auto e = post<V>("sendrecv", dest, tag, std::span<const V>(out));
     try {
       recv(source, tag, in);
     } catch (...) {
@@ -319,8 +429,8 @@ class Comm {
   }
 
   template <class T>
-  detail::envelope_ptr post(int dest, int tag, std::span<const T> data) {
-    check_peer("send", "destination", dest);
+  detail::envelope_ptr post(const char* op, int dest, int tag, std::span<const T> data) {
+    check_peer(op, "destination", dest);
     auto e = std::make_shared<detail::envelope>();
     e->src = rank_;
     e->dest = dest;
@@ -363,6 +473,10 @@ class Comm {
   detail::world* w_;
   int rank_;
 };
+
+static_assert(topocoll::Transport<Comm>);
+static_assert(topocoll::NonblockingTransport<Comm, double>);
+static_assert(topocoll::NonblockingTransport<Comm, std::string>);
 
 // Runs f(comm) on p ranks, each a thread (rank 0 on the calling thread), and
 // joins them all. Rethrows the first exception; throws message_error if a
