@@ -311,3 +311,71 @@ BOOST_AUTO_TEST_CASE(empty_messages) {
         {"0 bytes"});
   });
 }
+
+static_assert(topocoll::NonblockingTransport<mpi::Comm, tc_test::Particle>);
+
+BOOST_AUTO_TEST_CASE(isend_to_every_rank_then_receive_in_reverse_order) {
+  on_every_rank([](mpi::Comm& c, Check& check) {
+    // Large enough for the rendezvous protocol: blocking sends to every rank
+    // before any receive would deadlock; isends must not.
+    for (std::size_t n : {std::size_t{0}, std::size_t{3}, std::size_t{300000}}) {
+      std::vector<std::vector<std::uint8_t>> out;
+      for (int d = 0; d < c.size(); ++d) out.push_back(pattern(n, c.rank() * 100 + d));
+      std::vector<mpi::Comm::request> reqs;
+      for (int d = 0; d < c.size(); ++d)
+        reqs.push_back(c.isend(d, 41, std::span<const std::uint8_t>(out[d])));
+      for (int s = c.size() - 1; s >= 0; --s) {
+        std::vector<std::uint8_t> in(n);
+        c.recv(s, 41, std::span<std::uint8_t>(in));
+        check.expect(first_bad(in, s * 100 + c.rank()) == n, "n=", n, " from ", s,
+                     " differs at byte ", first_bad(in, s * 100 + c.rank()));
+      }
+      c.wait_all(std::span<mpi::Comm::request>(reqs));
+      for (auto& r : reqs) check.expect(!r.pending(), "a request still pending after wait_all");
+      c.wait_all(std::span<mpi::Comm::request>(reqs));  // again: a no-op
+    }
+  });
+}
+
+BOOST_AUTO_TEST_CASE(isend_keeps_order_with_blocking_sends_and_serializes_strings) {
+  on_every_rank([](mpi::Comm& c, Check& check) {
+    std::vector<int> a{1, c.rank()}, b{2, c.rank()};
+    auto s = tc_test::input<std::string>(c.rank(), 5, 7);
+    auto r1 = c.isend(next(c), 42, std::span<const int>(a));
+    c.send(next(c), 42, std::span<const int>(b));
+    auto r2 = c.isend(next(c), 43, std::span<const std::string>(s));
+    s.assign(5, "changed after isend");  // strings are serialized by isend itself
+    std::vector<int> ga(2), gb(2);
+    c.recv(prev(c), 42, std::span<int>(ga));
+    c.recv(prev(c), 42, std::span<int>(gb));
+    std::vector<std::string> gs(5);
+    c.recv(prev(c), 43, std::span<std::string>(gs));
+    mpi::Comm::request rs[2] = {std::move(r1), std::move(r2)};
+    c.wait_all(std::span<mpi::Comm::request>(rs));
+    check.equal(ga, std::vector<int>{1, prev(c)}, "first message");
+    check.equal(gb, std::vector<int>{2, prev(c)}, "second message");
+    check.equal(gs, tc_test::input<std::string>(prev(c), 5, 7), "strings");
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_request_destroyed_before_it_completed_is_left_to_mpi_without_waiting) {
+  on_every_rank([](mpi::Comm& c, Check& check) {
+    std::vector<int> v(100000, c.rank());  // rendezvous size: completes only when received
+    auto s = tc_test::input<std::string>(c.rank(), 3, 8);
+    {
+      auto r = c.isend(next(c), 44, std::span<const int>(v));
+      auto rs = c.isend(next(c), 45, std::span<const std::string>(s));
+      check.expect(r.pending() && rs.pending(), "a fresh request is not pending");
+    }  // destroyed unfinished: must return at once, not wait for the receive
+    boost::mpi::communicator world;
+    world.barrier();
+    std::vector<int> in(100000, -1);
+    c.recv(prev(c), 44, std::span<int>(in));
+    check.expect(in.front() == prev(c) && in.back() == prev(c), "the abandoned send arrived as ",
+                 in.front());
+    std::vector<std::string> ins(3);
+    c.recv(prev(c), 45, std::span<std::string>(ins));
+    check.equal(ins, tc_test::input<std::string>(prev(c), 3, 8), "abandoned serialized send");
+    world.barrier();  // v outlives the peer's receive
+  });
+}

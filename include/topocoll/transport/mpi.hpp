@@ -216,18 +216,27 @@ class Comm {
   }
 
   // A started send (core/nonblocking.hpp): move-only. One destroyed before it
-  // completed (an exception unwinding) cancels its send if still unmatched,
-  // else completes it, so MPI never keeps a pointer into a freed buffer.
+  // completed (an exception unwinding a collective) is handed to MPI with
+  // MPI_Request_free: the send still completes when its peer receives it, and
+  // nothing waits for that. Waiting could hang (the peer may never receive
+  // after an error), and cancelling is no option: Open MPI 4.1 cannot cancel
+  // a send (MPI_Cancel succeeds, the MPI_Wait after it never returns). So on
+  // that error path only, the caller's buffer must outlive the peer's receive
+  // or the peer reads what is there by then; a serialized message is moved to
+  // a buffer kept until the Comm's last copy is destroyed.
   class request {
    public:
     request() = default;
     request(request&& o) noexcept
-        : req_(std::exchange(o.req_, MPI_REQUEST_NULL)), buf_(std::move(o.buf_)) {}
+        : req_(std::exchange(o.req_, MPI_REQUEST_NULL)),
+          buf_(std::move(o.buf_)),
+          orphans_(std::move(o.orphans_)) {}
     request& operator=(request&& o) noexcept {
       if (this != &o) {
         abandon();
         req_ = std::exchange(o.req_, MPI_REQUEST_NULL);
         buf_ = std::move(o.buf_);
+        orphans_ = std::move(o.orphans_);
       }
       return *this;
     }
@@ -238,11 +247,13 @@ class Comm {
     friend class Comm;
     void abandon() noexcept {
       if (req_ == MPI_REQUEST_NULL) return;
-      MPI_Cancel(&req_);
-      MPI_Wait(&req_, MPI_STATUS_IGNORE);
+      MPI_Request_free(&req_);
+      req_ = MPI_REQUEST_NULL;
+      if (!buf_.empty() && orphans_) orphans_->push_back(std::move(buf_));
     }
     MPI_Request req_ = MPI_REQUEST_NULL;
     detail::packed_buffer buf_;  // the serialized message, for a non-trivially-copyable T
+    std::shared_ptr<std::vector<detail::packed_buffer>> orphans_;  // the Comm's, for abandon()
   };
 
   // Starts a send (MPI_Isend) and returns at once. A trivially copyable span
@@ -260,6 +271,7 @@ class Comm {
     } else {
       n = pack(data, r.buf_);
       p = r.buf_.data();
+      r.orphans_ = orphans_;
     }
     detail::byte_type bt(n, opt_.max_int_bytes);  // MPI keeps the type alive while in use
     check(MPI_Isend(p, bt.count(), bt.type(), dest, tag, lib_, &r.req_), "MPI_Isend", dest, tag);
@@ -492,6 +504,10 @@ class Comm {
   // their capacity.
   detail::packed_buffer sbuf_;
   detail::packed_buffer rbuf_;
+  // Serialized messages of abandoned isends (error path only), kept alive for
+  // MPI until the last copy of this Comm goes.
+  std::shared_ptr<std::vector<detail::packed_buffer>> orphans_ =
+      std::make_shared<std::vector<detail::packed_buffer>>();
 };
 
 static_assert(Transport<Comm>);

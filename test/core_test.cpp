@@ -1,0 +1,132 @@
+// The core helpers the algorithms build on: the work-buffer pool
+// (core/workspace.hpp) and the batch of concurrent sends
+// (core/nonblocking.hpp). Built with TOPOCOLL_POISON_SCRATCH, like every suite.
+#define BOOST_TEST_MODULE core
+#include <boost/test/unit_test.hpp>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <topocoll/topocoll.hpp>
+
+using namespace topocoll;
+
+#ifndef TOPOCOLL_POISON_SCRATCH
+#error "core_test checks the poisoning of work buffers: build it with TOPOCOLL_POISON_SCRATCH"
+#endif
+
+BOOST_AUTO_TEST_CASE(scratch_is_poisoned_reused_and_never_aliased) {
+  std::uint32_t* first = nullptr;
+  {
+    detail::scratch<std::uint32_t> a(1000);
+    BOOST_TEST(a.size() == 1000u);
+    for (std::uint32_t x : a.span()) BOOST_TEST_REQUIRE(x == 0xA5A5A5A5u);
+    for (std::uint32_t& x : a.span()) x = 7;
+    first = a.data();
+  }
+  {
+    detail::scratch<std::uint32_t> b(500);  // the released block, kept, re-poisoned
+    BOOST_TEST(b.data() == first);
+    BOOST_TEST(b.span()[0] == 0xA5A5A5A5u);
+  }
+  // Live scratches never share memory, whatever the order they end in.
+  auto* a = new detail::scratch<double>(64);
+  auto* b = new detail::scratch<double>(64);
+  auto* c = new detail::scratch<double>(64);
+  BOOST_TEST((a->data() != b->data() && b->data() != c->data() && a->data() != c->data()));
+  delete a;  // not the last one made
+  detail::scratch<double> d(64);
+  BOOST_TEST((d.data() != b->data() && d.data() != c->data()));
+  delete c;
+  delete b;
+  // Alignment for any element type the pool takes.
+  struct alignas(32) wide {
+    double x[4];
+  };
+  detail::scratch<wide> w(3);
+  BOOST_TEST(reinterpret_cast<std::uintptr_t>(w.data()) % 32 == 0u);
+  BOOST_TEST(detail::scratch<char>(0).size() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(scratch_of_a_non_trivial_type_constructs_its_elements) {
+  static_assert(!detail::pooled_scratch<std::string>);
+  detail::scratch<std::string> s(3);
+  for (const std::string& x : s.span()) BOOST_TEST(x.empty());
+  s.span()[1] = std::string(1000, 'x');  // a real object: assignment allocates and frees
+  BOOST_TEST(s.span()[1].size() == 1000u);
+}
+
+BOOST_AUTO_TEST_CASE(release_workspace_frees_idle_blocks_only) {
+  detail::scratch<int> live(100);
+  live.span()[0] = 42;
+  { detail::scratch<int> idle(1 << 20); }
+  release_workspace();
+  BOOST_TEST(live.span()[0] == 42);  // untouched
+  detail::scratch<int> again(1 << 20);
+  BOOST_TEST(again.data() != live.data());
+  BOOST_TEST(again.span()[0] == static_cast<int>(0xA5A5A5A5u));
+}
+
+namespace {
+
+// A transport that records which calls it got; non-blocking when NB.
+template <bool NB>
+struct recorder {
+  struct request {
+    int id = -1;
+  };
+  std::vector<std::string>* log;
+  int rank() const { return 0; }
+  int size() const { return 4; }
+  template <class T>
+  void send(int peer, int tag, std::span<const T>) {
+    log->push_back("send " + std::to_string(peer) + " " + std::to_string(tag));
+  }
+  template <class T>
+  void recv(int, int, std::span<T>) {}
+  template <class T, class U>
+  void sendrecv(int, std::span<T>, int, std::span<U>, int) {}
+  template <class T>
+  request isend(int peer, int tag, std::span<const T>) requires NB {
+    log->push_back("isend " + std::to_string(peer) + " " + std::to_string(tag));
+    return {static_cast<int>(log->size())};
+  }
+  void wait_all(std::span<request> r) requires NB {
+    log->push_back("wait_all " + std::to_string(r.size()));
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(send_batch_isends_where_it_can_and_sends_in_the_same_order_otherwise) {
+  static_assert(NonblockingTransport<recorder<true>, int>);
+  static_assert(!NonblockingTransport<recorder<false>, int>);
+  static_assert(!NonblockingTransport<model::Counting<loopback::Comm>, int>);
+  std::vector<int> data(4);
+  for (bool nb : {true, false}) {
+    std::vector<std::string> log;
+    auto run = [&](auto c) {
+      detail::send_batch<decltype(c), int> sb(c);
+      for (int i = 0; i < 11; ++i)  // more than the 8 kept inline
+        sb.send(i % 4, 100 + i, std::span<const int>(data));
+      sb.wait();
+      sb.wait();  // nothing left: no call
+    };
+    if (nb)
+      run(recorder<true>{&log});
+    else
+      run(recorder<false>{&log});
+    std::vector<std::string> want;
+    for (int i = 0; i < 11; ++i)
+      want.push_back((nb ? "isend " : "send ") + std::to_string(i % 4) + " " +
+                     std::to_string(100 + i));
+    if (nb) {
+      want.push_back("wait_all 8");
+      want.push_back("wait_all 3");
+    }
+    BOOST_TEST(log == want, boost::test_tools::per_element());
+  }
+}
