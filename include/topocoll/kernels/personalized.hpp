@@ -10,20 +10,26 @@
 //    there travel along that dimension as ONE consolidated message per step;
 //    before each dimension the blocks are rearranged (one block copy each) so
 //    that the packets of one step are contiguous.
-//  * pairwise: p - 1 direct exchanges (Algorithm 4.10).
+//  * pairwise: p - 1 direct exchanges (Algorithm 4.10). Where the transport
+//    has non-blocking sends (core/nonblocking.hpp), every send is posted at
+//    once and the blocks are received in the schedule's order, so the p - 1
+//    messages overlap instead of running as p - 1 blocking rounds.
 
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <exception>
 #include <functional>
-#include <memory>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <vector>
 
 #include "../core/concepts.hpp"
 #include "../core/errors.hpp"
+#include "../core/nonblocking.hpp"
 #include "../core/options.hpp"
+#include "../core/workspace.hpp"
 #include "../topology/layout.hpp"
 #include "../topology/topology.hpp"
 
@@ -47,13 +53,6 @@ void move_n(T* from, std::size_t n, T* to) {
   } else {
     std::move(from, from + n, to);
   }
-}
-
-// Scratch of n elements, allocated once per call; left uninitialised for
-// trivially copyable T (it is always written before it is read).
-template <class T>
-std::unique_ptr<T[]> scratch(std::size_t n) {
-  return std::make_unique_for_overwrite<T[]>(n);
 }
 
 // in and out share memory: the kernels read in while they write out.
@@ -206,8 +205,8 @@ void store_and_forward(C& c, const layout& l, std::span<const T> in, std::span<T
   // Three buffers of p blocks: out and two scratch halves. Each dimension reads
   // `cur`, receives into `recv`, and rearranges both into `next`; the rotation
   // is set up so that the last dimension's `next` is out itself.
-  std::unique_ptr<T[]> tmp = scratch<T>(2 * pm);
-  T* const X = tmp.get();
+  const detail::scratch<T> tmp(2 * pm);
+  T* const X = tmp.data();
   T* const Y = X + pm;
   T* const O = out.data();
   T* cur = (nd - 1) % 2 == 1 ? O : X;
@@ -306,16 +305,74 @@ inline int pair_from(int v, int j, int p) {
   return is_pow2(p) ? v ^ j : (v - j + p) % p;
 }
 
-template <Transport C, class T>
-void pairwise(C& c, std::span<const T> in, std::span<T> out, std::size_t m, int tag) {
+// The direct exchange, with blocks of any size: send(to) is this rank's block
+// for rank `to`, recv(from) the buffer for rank `from`'s block, local() copies
+// the rank's own block. `skip_empty`: the ranks agree on every size (all_to_all,
+// or all_to_all_v after its count exchange), so an empty block is no message at
+// all; otherwise every pair exchanges a message, empty ones too, so that the
+// receiver's size check catches every disagreement.
+//
+// Non-blocking transport: every send is posted at once (schedule order), then
+// local(), then the blocks are received in schedule order (the first to be
+// sent to this rank first), then the sends are completed. A receive that
+// throws message_error does not end the exchange: the remaining receives still
+// run and every send completes before the first such error is rethrown, so no
+// peer is left waiting for this rank and no message is left unreceived.
+// Blocking transport: local(), then p - 1 rounds of sendrecv (an empty side
+// left out when skip_empty: a rank that only sends targets one that receives
+// from it in the same round, so no wait can cycle); an error ends it at once.
+template <class T, Transport C, class SendBlock, class RecvBlock, class Local>
+void direct_exchange(C& c, SendBlock&& send, RecvBlock&& recv, Local&& local, bool skip_empty,
+                     int tag) {
   const int p = c.size();
   const int v = c.rank();
-  copy_n(in.data() + to_size(v) * m, m, out.data() + to_size(v) * m);
-  for (int j = 1; j < p; ++j) {
-    const int to = pair_to(v, j, p);
-    const int from = pair_from(v, j, p);
-    c.sendrecv(to, in.subspan(to_size(to) * m, m), from, out.subspan(to_size(from) * m, m), tag);
+  if constexpr (send_batch<C, T>::nonblocking) {
+    send_batch<C, T> sb(c, to_size(p - 1));
+    for (int j = 1; j < p; ++j) {
+      const int to = pair_to(v, j, p);
+      const std::span<const T> s = send(to);
+      if (!skip_empty || !s.empty()) sb.send(to, tag, s);
+    }
+    local();
+    std::exception_ptr err;
+    for (int j = 1; j < p; ++j) {
+      const int from = pair_from(v, j, p);
+      const std::span<T> r = recv(from);
+      if (skip_empty && r.empty()) continue;
+      try {
+        c.recv(from, tag, r);
+      } catch (const message_error&) {
+        if (!err) err = std::current_exception();
+      }
+    }
+    sb.wait();
+    if (err) std::rethrow_exception(err);
+  } else {
+    local();
+    for (int j = 1; j < p; ++j) {
+      const int to = pair_to(v, j, p);
+      const int from = pair_from(v, j, p);
+      const std::span<const T> s = send(to);
+      const std::span<T> r = recv(from);
+      if (skip_empty && s.empty() && r.empty()) continue;
+      if (skip_empty && s.empty())
+        c.recv(from, tag, r);
+      else if (skip_empty && r.empty())
+        c.send(to, tag, s);
+      else
+        c.sendrecv(to, s, from, r, tag);
+    }
   }
+}
+
+// Blocks go straight from in to out: no copy but the rank's own block.
+template <Transport C, class T>
+void pairwise(C& c, std::span<const T> in, std::span<T> out, std::size_t m, int tag) {
+  const std::size_t self = to_size(c.rank()) * m;
+  direct_exchange<T>(
+      c, [&](int to) { return in.subspan(to_size(to) * m, m); },
+      [&](int from) { return out.subspan(to_size(from) * m, m); },
+      [&] { copy_n(in.data() + self, m, out.data() + self); }, true, tag);
 }
 
 // ---- the choice --------------------------------------------------------------
@@ -327,18 +384,35 @@ inline double store_and_forward_cost(const layout& l, addressing a, std::size_t 
                 [&](const step& s) { t += cm.message(to_size(s.last - s.first) * block_bytes); });
   return t;
 }
+// Blocking rounds: p - 1 messages one after the other.
 inline double pairwise_cost(int p, std::size_t block_bytes, const cost_model& cm) {
   return (p - 1) * cm.message(block_bytes);
+}
+// With every send posted at once the p - 1 latencies overlap: one start-up on
+// the critical path, plus each message's own software overhead (posting,
+// matching, completing), taken as a quarter of a start-up, plus every word.
+// Against the hypercube's store-and-forward this puts the cross-over about
+// where MPI libraries switch from the linear exchange to Bruck's log p
+// algorithm: under the default model store-and-forward wins only from 14 ranks
+// on, for blocks below 100-200 B (p = 14-16) or 400 B (p = 64). Topologies
+// with more store-and-forward steps (Ring, Mesh, Tree<K > 2>) cross later.
+inline constexpr double posted_message_share = 0.25;
+inline double concurrent_pairwise_cost(int p, std::size_t block_bytes, const cost_model& cm) {
+  return cm.ts_us + (p - 1) * (posted_message_share * cm.ts_us +
+                               cm.tw_us_per_byte * static_cast<double>(block_bytes));
 }
 
 // store_and_forward when its fewer start-ups outweigh its larger volume
 // (small blocks), pairwise otherwise; a tie goes to pairwise, which copies less.
+// `concurrent`: the transport posts pairwise's sends at once (non-blocking).
 template <Topology Topo>
-algorithm choose(const layout& l, std::size_t block_bytes, const cost_model& cm) {
+algorithm choose(const layout& l, std::size_t block_bytes, const cost_model& cm,
+                 bool concurrent = false) {
   if (l.p <= 2) return algorithm::pairwise;
   const double sf = store_and_forward_cost(l, addressing_for<Topo>(l), block_bytes, cm);
-  return sf < pairwise_cost(l.p, block_bytes, cm) ? algorithm::store_and_forward
-                                                  : algorithm::pairwise;
+  const double pw = concurrent ? concurrent_pairwise_cost(l.p, block_bytes, cm)
+                               : pairwise_cost(l.p, block_bytes, cm);
+  return sf < pw ? algorithm::store_and_forward : algorithm::pairwise;
 }
 
 // The whole fixed-size exchange, once the arguments are checked: in and out
@@ -351,12 +425,14 @@ void all_to_all(C& c, const layout& l, std::span<const T> in, std::span<T> out, 
     return;
   }
   if (m == 0) return;
-  std::vector<T> copy;
+  std::optional<detail::scratch<T>> copy;
   if (overlap<T>(in, out)) {  // in-place use: read from a private copy
-    copy.assign(in.begin(), in.end());
-    in = copy;
+    copy.emplace(in.size());
+    copy_n(in.data(), in.size(), copy->data());
+    in = copy->span();
   }
-  if (algo == algorithm::automatic) algo = choose<Topo>(l, m * sizeof(T), cm);
+  if (algo == algorithm::automatic)
+    algo = choose<Topo>(l, m * sizeof(T), cm, send_batch<C, T>::nonblocking);
   if (algo == algorithm::store_and_forward)
     store_and_forward<Topo>(c, l, in, out, m, tag);
   else

@@ -22,48 +22,35 @@
 
 #include "../core/concepts.hpp"
 #include "../core/errors.hpp"
+#include "../core/nonblocking.hpp"
 #include "../core/options.hpp"
+#include "../core/workspace.hpp"
 #include "../topology/topology.hpp"
 #include "personalized.hpp"
 
 namespace topocoll::detail::personalized {
 
-inline std::vector<std::size_t> displacements(std::span<const std::size_t> counts) {
-  std::vector<std::size_t> d(counts.size() + 1, 0);
+// d[i] = counts[0] + ... + counts[i - 1], for i = 0 .. counts.size().
+inline void displacements(std::span<const std::size_t> counts, std::span<std::size_t> d) {
+  d[0] = 0;
   for (std::size_t i = 0; i < counts.size(); ++i) d[i + 1] = d[i] + counts[i];
+}
+inline std::vector<std::size_t> displacements(std::span<const std::size_t> counts) {
+  std::vector<std::size_t> d(counts.size() + 1);
+  displacements(counts, d);
   return d;
 }
 
-// The pairwise schedule with variable sizes: in step j send block send(to) and
-// receive block recv(from); an empty side is left out (a rank that only sends
-// targets one that receives from it in the same step, so no wait can cycle).
-template <Transport C, class T, class SendBlock, class RecvBlock>
-void exchange_v(C& c, SendBlock&& send, RecvBlock&& recv, int tag) {
-  const int p = c.size();
-  const int v = c.rank();
-  for (int j = 1; j < p; ++j) {
-    const int to = pair_to(v, j, p);
-    const int from = pair_from(v, j, p);
-    const std::span<const T> s = send(to);
-    const std::span<T> r = recv(from);
-    if (s.empty() && r.empty()) continue;
-    if (s.empty())
-      c.recv(from, tag, r);
-    else if (r.empty())
-      c.send(to, tag, s);
-    else
-      c.sendrecv(to, s, from, r, tag);
-  }
-}
-
-// Direct exchange: Algorithm 4.10's schedule, block by block.
+// Direct exchange: Algorithm 4.10's schedule block by block (direct_exchange in
+// personalized.hpp), straight from in into data. skip_empty as there: true
+// when the counts were exchanged (an empty block is no message), false when
+// the caller supplied the receive counts (every pair exchanges a message, so
+// that the receiver's size check catches every disagreement).
 template <Transport C, class T>
 void direct_v(C& c, std::span<const T> in, std::span<const std::size_t> sdispl, std::span<T> data,
-              std::span<const std::size_t> rdispl, int tag) {
-  const int v = c.rank();
-  const std::size_t self = to_size(v);
-  copy_n(in.data() + sdispl[self], sdispl[self + 1] - sdispl[self], data.data() + rdispl[self]);
-  exchange_v<C, T>(
+              std::span<const std::size_t> rdispl, bool skip_empty, int tag) {
+  const std::size_t self = to_size(c.rank());
+  direct_exchange<T>(
       c,
       [&](int to) {
         const std::size_t k = to_size(to);
@@ -73,7 +60,58 @@ void direct_v(C& c, std::span<const T> in, std::span<const std::size_t> sdispl, 
         const std::size_t k = to_size(from);
         return data.subspan(rdispl[k], rdispl[k + 1] - rdispl[k]);
       },
-      tag);
+      [&] {
+        copy_n(in.data() + sdispl[self], sdispl[self + 1] - sdispl[self],
+               data.data() + rdispl[self]);
+      },
+      skip_empty, tag);
+}
+
+// all_to_all_v's direct exchange with its count exchange folded in, for a
+// non-blocking transport: every rank posts to every other rank its count (one
+// std::size_t, count_tag) and then its block (tag; nonempty blocks only), so
+// the blocks travel while the counts are read; then it receives every count,
+// sizes the result, copies its own block and receives the blocks, all in
+// schedule order. A count all_to_all run first would cost one more exchange of
+// latency before the first block could move.
+template <Transport C, class T>
+requires NonblockingTransport<C, T> && NonblockingTransport<C, std::size_t>
+void direct_v_counted(C& c, std::span<const T> in, std::span<const std::size_t> send_counts,
+                      std::span<const std::size_t> sdispl, std::vector<T>& data,
+                      std::vector<std::size_t>& counts, int count_tag, int tag) {
+  const int p = c.size();
+  const int v = c.rank();
+  const std::size_t P = to_size(p);
+  const std::size_t self = to_size(v);
+  send_batch<C, std::size_t> count_sends(c, P - 1);
+  send_batch<C, T> block_sends(c, P - 1);
+  for (int j = 1; j < p; ++j) {
+    const std::size_t to = to_size(pair_to(v, j, p));
+    count_sends.send(static_cast<int>(to), count_tag, send_counts.subspan(to, 1));
+  }
+  for (int j = 1; j < p; ++j) {
+    const std::size_t to = to_size(pair_to(v, j, p));
+    if (send_counts[to] != 0)
+      block_sends.send(static_cast<int>(to), tag, in.subspan(sdispl[to], send_counts[to]));
+  }
+  counts.resize(P);
+  counts[self] = send_counts[self];
+  for (int j = 1; j < p; ++j) {
+    const std::size_t from = to_size(pair_from(v, j, p));
+    c.recv(static_cast<int>(from), count_tag, std::span<std::size_t>(counts).subspan(from, 1));
+  }
+  const scratch<std::size_t> rd(P + 1);
+  const std::span<std::size_t> rdispl = rd.span();
+  displacements(counts, rdispl);
+  data.resize(rdispl[P]);
+  copy_n(in.data() + sdispl[self], send_counts[self], data.data() + rdispl[self]);
+  for (int j = 1; j < p; ++j) {
+    const std::size_t from = to_size(pair_from(v, j, p));
+    if (counts[from] != 0)
+      c.recv(static_cast<int>(from), tag, std::span<T>(data).subspan(rdispl[from], counts[from]));
+  }
+  count_sends.wait();
+  block_sends.wait();
 }
 
 // Stage-1 piece k of S elements: [piece_lo(k), piece_lo(k + 1)).
@@ -93,8 +131,23 @@ void two_stage_v(C& c, std::span<const T> in, std::span<const std::size_t> sdisp
   const std::size_t P = to_size(p);
   const std::size_t S = in.size();
 
-  // meta1[k][j]: elements of piece k (for rank k) that are destined for rank j.
-  std::vector<std::size_t> meta1(P * P, 0);
+  // All the bookkeeping in one work buffer:
+  //   meta1[k][j]  elements of piece k (for rank k) that are destined for rank j
+  //   held[i][j]   elements this rank holds after stage 1, from rank i for rank j
+  //   meta2[j][i]  = held[i][j]: what this rank forwards to j, per source
+  //   via[k][i]    elements from source i that arrive through rank k
+  //   hdispl, gdispl, fdispl, fill: displacements of the work buffers below
+  const scratch<std::size_t> book(4 * P * P + 4 * (P + 1));
+  const std::span<std::size_t> meta1 = book.span().subspan(0, P * P);
+  const std::span<std::size_t> held = book.span().subspan(P * P, P * P);
+  const std::span<std::size_t> meta2 = book.span().subspan(2 * P * P, P * P);
+  const std::span<std::size_t> via = book.span().subspan(3 * P * P, P * P);
+  const std::span<std::size_t> hdispl = book.span().subspan(4 * P * P, P + 1);
+  const std::span<std::size_t> gdispl = book.span().subspan(4 * P * P + P + 1, P + 1);
+  const std::span<std::size_t> fdispl = book.span().subspan(4 * P * P + 2 * (P + 1), P + 1);
+  const std::span<std::size_t> fill = book.span().subspan(4 * P * P + 3 * (P + 1), P + 1);
+
+  std::fill(meta1.begin(), meta1.end(), std::size_t{0});
   {
     std::size_t k = 0;
     for (std::size_t j = 0; j < P; ++j) {
@@ -108,94 +161,98 @@ void two_stage_v(C& c, std::span<const T> in, std::span<const std::size_t> sdisp
       }
     }
   }
-  // held[i][j]: elements this rank holds after stage 1 that came from rank i
-  // and go to rank j.
-  std::vector<std::size_t> held(P * P);
-  meta_exchange(std::span<const std::size_t>(meta1), std::span<std::size_t>(held));
+  meta_exchange(std::span<const std::size_t>(meta1), held);
 
-  // Stage 1: piece k to rank k, straight from in; hold by source.
-  std::vector<std::size_t> from_src(P, 0);
+  // Stage 1: piece k to rank k, straight from in; held by source.
+  hdispl[0] = 0;
   for (std::size_t i = 0; i < P; ++i)
-    from_src[i] =
+    hdispl[i + 1] =
         std::accumulate(held.begin() + static_cast<std::ptrdiff_t>(i * P),
-                        held.begin() + static_cast<std::ptrdiff_t>((i + 1) * P), std::size_t{0});
-  const std::vector<std::size_t> hdispl = displacements(from_src);
-  std::unique_ptr<T[]> hold = scratch<T>(hdispl[P]);
-  const std::span<T> H(hold.get(), hdispl[P]);
+                        held.begin() + static_cast<std::ptrdiff_t>((i + 1) * P), hdispl[i]);
+  const scratch<T> hold(hdispl[P]);
+  const std::span<T> H = hold.span();
   auto piece = [&](int k) {
     const std::size_t lo = piece_lo(S, p, k);
     return in.subspan(lo, piece_lo(S, p, k + 1) - lo);
   };
-  {
-    const auto mine = piece(v);
-    copy_n(mine.data(), mine.size(), H.data() + hdispl[to_size(v)]);
-  }
-  exchange_v<C, T>(
+  direct_exchange<T>(
       c, piece,
       [&](int from) {
         const std::size_t i = to_size(from);
         return H.subspan(hdispl[i], hdispl[i + 1] - hdispl[i]);
       },
-      tag);
+      [&] {
+        const auto mine = piece(v);
+        copy_n(mine.data(), mine.size(), H.data() + hdispl[to_size(v)]);
+      },
+      true, tag);
 
   // Stage 2 metadata: to rank j, how much of each source i this rank forwards.
-  std::vector<std::size_t> meta2(P * P);
   for (std::size_t i = 0; i < P; ++i)
     for (std::size_t j = 0; j < P; ++j) meta2[j * P + i] = held[i * P + j];
-  std::vector<std::size_t> via(P * P);  // via[k][i]: from source i through rank k
-  meta_exchange(std::span<const std::size_t>(meta2), std::span<std::size_t>(via));
+  meta_exchange(std::span<const std::size_t>(meta2), via);
 
   // Regroup what is held by destination (one block copy per (source, dest)).
-  std::vector<std::size_t> to_dst(P, 0);
+  gdispl[0] = 0;
   for (std::size_t j = 0; j < P; ++j)
-    for (std::size_t i = 0; i < P; ++i) to_dst[j] += held[i * P + j];
-  const std::vector<std::size_t> gdispl = displacements(to_dst);
-  std::unique_ptr<T[]> regroup = scratch<T>(gdispl[P]);
-  {
-    std::vector<std::size_t> fill(gdispl.begin(), gdispl.end() - 1);
-    for (std::size_t i = 0; i < P; ++i) {
-      std::size_t at = hdispl[i];  // a piece is a contiguous run of in: dests ascending
-      for (std::size_t j = 0; j < P; ++j) {
-        const std::size_t n = held[i * P + j];
-        move_n(hold.get() + at, n, regroup.get() + fill[j]);
-        fill[j] += n;
-        at += n;
-      }
+    gdispl[j + 1] =
+        std::accumulate(meta2.begin() + static_cast<std::ptrdiff_t>(j * P),
+                        meta2.begin() + static_cast<std::ptrdiff_t>((j + 1) * P), gdispl[j]);
+  const scratch<T> regroup(gdispl[P]);
+  std::copy(gdispl.begin(), gdispl.end() - 1, fill.begin());
+  for (std::size_t i = 0; i < P; ++i) {
+    std::size_t at = hdispl[i];  // a piece is a contiguous run of in: dests ascending
+    for (std::size_t j = 0; j < P; ++j) {
+      const std::size_t n = held[i * P + j];
+      move_n(hold.data() + at, n, regroup.data() + fill[j]);
+      fill[j] += n;
+      at += n;
     }
   }
-  hold.reset();
 
-  // Stage 2: to each destination, receive by intermediate rank.
-  std::vector<std::size_t> from_via(P, 0);
+  // Stage 2: to each destination; received by intermediate rank.
+  fdispl[0] = 0;
   for (std::size_t k = 0; k < P; ++k)
-    for (std::size_t i = 0; i < P; ++i) from_via[k] += via[k * P + i];
-  const std::vector<std::size_t> fdispl = displacements(from_via);
-  std::unique_ptr<T[]> arrive = scratch<T>(fdispl[P]);
-  const std::span<T> F(arrive.get(), fdispl[P]);
+    fdispl[k + 1] =
+        std::accumulate(via.begin() + static_cast<std::ptrdiff_t>(k * P),
+                        via.begin() + static_cast<std::ptrdiff_t>((k + 1) * P), fdispl[k]);
+  const scratch<T> arrive(fdispl[P]);
+  const std::span<T> F = arrive.span();
   const std::size_t self = to_size(v);
-  move_n(regroup.get() + gdispl[self], gdispl[self + 1] - gdispl[self], F.data() + fdispl[self]);
-  exchange_v<C, T>(
+  direct_exchange<T>(
       c,
       [&](int to) {
         const std::size_t j = to_size(to);
-        return std::span<const T>(regroup.get() + gdispl[j], gdispl[j + 1] - gdispl[j]);
+        return std::span<const T>(regroup.data() + gdispl[j], gdispl[j + 1] - gdispl[j]);
       },
       [&](int from) {
         const std::size_t k = to_size(from);
         return F.subspan(fdispl[k], fdispl[k + 1] - fdispl[k]);
       },
-      tag);
+      [&] {
+        move_n(regroup.data() + gdispl[self], gdispl[self + 1] - gdispl[self],
+               F.data() + fdispl[self]);
+      },
+      true, tag);
 
+  // What arrived from each source must be what data has room for (it is, when
+  // the counts were exchanged; a caller's receive counts may disagree): checked
+  // before anything is written. Every message has been received by now.
+  for (std::size_t i = 0; i < P; ++i) {
+    std::size_t n = 0;
+    for (std::size_t k = 0; k < P; ++k) n += via[k * P + i];
+    if (n != rdispl[i + 1] - rdispl[i])
+      throw message_error(concat("topocoll::all_to_all_v on rank ", v, " of ", p, ": rank ", i,
+                                 " sent ", n, " elements here, the receive counts say ",
+                                 rdispl[i + 1] - rdispl[i]));
+  }
   // Reassemble in source order: piece k of source i precedes piece k + 1.
-  std::vector<std::size_t> fill(rdispl.begin(), rdispl.end() - 1);
+  std::copy(rdispl.begin(), rdispl.end() - 1, fill.begin());
   std::size_t at = 0;
   for (std::size_t k = 0; k < P; ++k)
     for (std::size_t i = 0; i < P; ++i) {
       const std::size_t n = via[k * P + i];
-      if (fill[i] + n > rdispl[i + 1])
-        throw message_error(concat("topocoll::all_to_all_v on rank ", v, ": rank ", k,
-                                   " forwarded more elements from rank ", i, " than were sent"));
-      move_n(arrive.get() + at, n, data.data() + fill[i]);
+      move_n(arrive.data() + at, n, data.data() + fill[i]);
       fill[i] += n;
       at += n;
     }
