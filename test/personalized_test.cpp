@@ -281,8 +281,9 @@ const char* name(pattern x) {
   return "?";
 }
 
-// Elements rank i sends to rank j.
-std::size_t count(pattern x, int p, int i, int j) {
+// Elements rank i sends to rank j (times scale).
+std::size_t count(pattern x, int p, int i, int j, std::size_t scale = 1);
+std::size_t count_1(pattern x, int p, int i, int j) {
   switch (x) {
     case pattern::zero:
       return 0;
@@ -298,27 +299,30 @@ std::size_t count(pattern x, int p, int i, int j) {
   }
   return 0;
 }
+std::size_t count(pattern x, int p, int i, int j, std::size_t scale) {
+  return count_1(x, p, i, j) * scale;
+}
 
-std::vector<std::size_t> counts_of(pattern x, int p, int i) {
+std::vector<std::size_t> counts_of(pattern x, int p, int i, std::size_t scale = 1) {
   std::vector<std::size_t> c(static_cast<std::size_t>(p));
-  for (int j = 0; j < p; ++j) c[static_cast<std::size_t>(j)] = count(x, p, i, j);
+  for (int j = 0; j < p; ++j) c[static_cast<std::size_t>(j)] = count(x, p, i, j, scale);
   return c;
 }
 
 // Rank i's send buffer: element k of it is gen(i, k).
 template <class T>
-std::vector<T> v_input(pattern x, int p, int i, unsigned salt) {
-  const auto c = counts_of(x, p, i);
+std::vector<T> v_input(pattern x, int p, int i, unsigned salt, std::size_t scale = 1) {
+  const auto c = counts_of(x, p, i, scale);
   return tc_test::input<T>(i, std::accumulate(c.begin(), c.end(), std::size_t{0}), salt);
 }
 
 template <class T>
-all_to_all_v_result<T> v_expected(pattern x, int p, int v, unsigned salt) {
+all_to_all_v_result<T> v_expected(pattern x, int p, int v, unsigned salt, std::size_t scale = 1) {
   all_to_all_v_result<T> r;
   for (int i = 0; i < p; ++i) {
     std::size_t at = 0;
-    for (int j = 0; j < v; ++j) at += count(x, p, i, j);
-    const std::size_t n = count(x, p, i, v);
+    for (int j = 0; j < v; ++j) at += count(x, p, i, j, scale);
+    const std::size_t n = count(x, p, i, v, scale);
     r.counts.push_back(n);
     for (std::size_t e = 0; e < n; ++e) r.data.push_back(gen<T>(i, at + e, salt));
   }
@@ -470,6 +474,184 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_v_patterns_and_choice, Cfg, tc_test::Co
 }
 
 // ---------------------------------------------------------------------------
+// all_to_all_v with the receive counts known: the caller's buffer, no count
+// exchange. Same reference as above; out sits between guard elements that must
+// stay untouched.
+
+namespace {
+template <class T>
+T guard_value() {
+  return gen<T>(-7, 12345, 999);  // no rank's element: rank -7 does not exist
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_v_with_receive_counts_matches_the_reference, Cfg,
+                              tc_test::Configs) {
+  using Topo = typename Cfg::topology;
+  Cfg::sweep([&](int p, auto on_ranks) {
+    on_ranks([&](auto& comm, Check& check) {
+      const int v = comm.rank();
+      for_each_type([&](auto tag) {
+        using T = decltype(tag);
+        // scale 61: blocks of up to 30000 elements (rendezvous messages on
+        // loopback), int only and p <= 17 (the volume grows as p^2)
+        for (std::size_t scale : {std::size_t{1}, std::size_t{61}}) {
+          if (scale > 1 && (!std::is_same_v<T, int> || p > 17)) continue;
+          for (pattern x : patterns) {
+            if (tc_test::sanitized && !std::is_same_v<T, int> && p > 17 &&
+                (std::is_same_v<T, Particle> || x != pattern::random))
+              continue;
+            const unsigned salt = static_cast<unsigned>(x) + 40;
+            const auto in = v_input<T>(x, p, v, salt, scale);
+            const auto sc = counts_of(x, p, v, scale);
+            const auto want = v_expected<T>(x, p, v, salt, scale);
+            for (algorithm a : v_algorithms) {
+              const std::size_t g = 3;
+              std::vector<T> buf(want.data.size() + 2 * g, guard_value<T>());
+              const std::span<T> out(buf.data() + g, want.data.size());
+              all_to_all_v<Topo>(comm, std::span<const T>(in), std::span<const std::size_t>(sc),
+                                 out, std::span<const std::size_t>(want.counts), options{a});
+              check.equal(out, want.data, Topo::name(), " all_to_all_v(out, recv_counts)<",
+                          type_name<T>(), "> ", name(x), " x", scale, " ", to_string(a), " p=", p,
+                          " rank ", v);
+              const bool guards = std::all_of(buf.begin(), buf.begin() + g,
+                                              [](const T& e) { return e == guard_value<T>(); }) &&
+                                  std::all_of(buf.end() - g, buf.end(),
+                                              [](const T& e) { return e == guard_value<T>(); });
+              check.expect(guards, Topo::name(),
+                           " all_to_all_v(out, recv_counts) wrote outside out, ", name(x), " ",
+                           to_string(a), " p=", p, " rank ", v);
+            }
+          }
+        }
+      });
+      // containers work too
+      const auto in = v_input<int>(pattern::random, p, v, 2);
+      const auto want = v_expected<int>(pattern::random, p, v, 2);
+      std::vector<int> out(want.data.size());
+      all_to_all_v<Topo>(comm, in, counts_of(pattern::random, p, v), out, want.counts);
+      check.equal(out, want.data, "all_to_all_v(out, recv_counts) on vectors");
+    });
+  });
+}
+
+namespace {
+// Rank u sends rank w `sent` elements where w expects `expected`; every other
+// pair exchanges 4 elements as agreed. (u, w) = (0, p - 1): u's block is the
+// last one w receives; (0, 1): the first, so that w still has blocks to
+// receive after the error.
+struct mismatch {
+  const char* what;
+  std::size_t sent, expected;
+};
+const mismatch mismatches[] = {{"one more", 5, 4},
+                               {"one fewer", 3, 4},
+                               {"a block where none is expected", 1, 0},
+                               {"no block where one is expected", 0, 4},
+                               {"one more, rendezvous size", 6001, 6000}};
+
+struct mismatch_case {
+  std::vector<int> in;
+  std::vector<std::size_t> sc, rc;
+  std::size_t out_size;
+};
+std::vector<std::pair<int, int>> mismatch_pairs(int p) {
+  std::vector<std::pair<int, int>> uw{{0, p - 1}};
+  if (p > 2) uw.emplace_back(0, 1);
+  return uw;
+}
+mismatch_case make_mismatch(const mismatch& mm, int p, int v, int u, int w) {
+  const auto P = static_cast<std::size_t>(p);
+  mismatch_case c{{}, std::vector<std::size_t>(P, 4), std::vector<std::size_t>(P, 4), 0};
+  if (v == u) c.sc[static_cast<std::size_t>(w)] = mm.sent;
+  if (v == w) c.rc[static_cast<std::size_t>(u)] = mm.expected;
+  c.in = tc_test::input<int>(v, std::accumulate(c.sc.begin(), c.sc.end(), std::size_t{0}), 77);
+  c.out_size = std::accumulate(c.rc.begin(), c.rc.end(), std::size_t{0});
+  return c;
+}
+}  // namespace
+
+// On the library's transports (non-blocking sends): the rank whose receive
+// counts are wrong throws message_error naming both ranks, writes nothing
+// outside out, and completes the exchange first, so every other rank returns
+// normally and the next collective on the same communicator is unaffected.
+BOOST_AUTO_TEST_CASE_TEMPLATE(wrong_receive_counts_throw_message_error, Cfg, tc_test::Configs) {
+  using Topo = typename Cfg::topology;
+  Cfg::sweep([&](int p, auto on_ranks) {
+    on_ranks([&](auto& comm, Check& check) {
+      using C = std::remove_reference_t<decltype(comm)>;
+      static_assert(NonblockingTransport<C, int>, "the library's transports are non-blocking");
+      const int v = comm.rank();
+      for (auto [u, w] : mismatch_pairs(p))
+        for (const mismatch& mm : mismatches) {
+          for (algorithm a : v_algorithms) {
+            auto mc = make_mismatch(mm, p, v, u, w);
+            const std::size_t g = 5;
+            std::vector<int> buf(mc.out_size + 2 * g, -1);
+            const std::span<int> out(buf.data() + g, mc.out_size);
+            bool threw = false;
+            try {
+              all_to_all_v<Topo>(comm, mc.in, mc.sc, out, mc.rc, options{a});
+            } catch (const message_error& e) {
+              threw = true;
+              const std::string what = e.what();
+              for (const std::string& s :
+                   {"rank " + std::to_string(w), "rank " + std::to_string(u)})
+                check.expect(what.find(s) != std::string::npos, Topo::name(), " ", mm.what, " ",
+                             to_string(a), ": \"", what, "\" does not mention ", s);
+            }
+            check.expect(threw == (v == w), Topo::name(), " ", mm.what, " ", to_string(a), " p=", p,
+                         " u=", u, " w=", w, " rank ", v, threw ? " threw" : " did not throw");
+            check.expect(std::all_of(buf.begin(), buf.begin() + g, [](int e) { return e == -1; }) &&
+                             std::all_of(buf.end() - g, buf.end(), [](int e) { return e == -1; }),
+                         Topo::name(), " ", mm.what, " ", to_string(a),
+                         ": wrote outside out, rank ", v);
+            // nothing left behind: a correct exchange right after is exact
+            const auto in = v_input<int>(pattern::random, p, v, 5);
+            const auto want = v_expected<int>(pattern::random, p, v, 5);
+            std::vector<int> next(want.data.size());
+            all_to_all_v<Topo>(comm, in, counts_of(pattern::random, p, v), next, want.counts,
+                               options{a});
+            check.equal(next, want.data, Topo::name(), " the exchange after ", mm.what, " ",
+                        to_string(a), ", rank ", v);
+          }
+        }
+    });
+  });
+}
+
+#ifndef TOPOCOLL_TEST_MPI
+// On a transport without non-blocking sends (model::Counting here) the
+// receiving rank throws at once and run() reports its message_error.
+BOOST_AUTO_TEST_CASE(wrong_receive_counts_throw_on_a_blocking_transport) {
+  static_assert(!NonblockingTransport<model::Counting<loopback::Comm>, int>);
+  for (int p : {1, 2, 3, 4, 7}) {
+    for (auto [u, w] : mismatch_pairs(p))
+      for (const mismatch& mm : mismatches) {
+        for (algorithm a : v_algorithms) {
+          std::string what;
+          try {
+            loopback::run(p, [&](loopback::Comm& comm) {
+              model::Counting cc(comm);
+              auto mc = make_mismatch(mm, p, comm.rank(), u, w);
+              std::vector<int> out(mc.out_size);
+              all_to_all_v<Hypercube<>>(cc, mc.in, mc.sc, out, mc.rc, options{a});
+            });
+          } catch (const message_error& e) {
+            what = e.what();
+          }
+          BOOST_CHECK_MESSAGE(what.find("rank " + std::to_string(w)) != std::string::npos &&
+                                  what.find("never received") == std::string::npos,
+                              "p = " << p << ", u = " << u << ", w = " << w << ", " << mm.what
+                                     << ", " << to_string(a) << ": message_error \"" << what
+                                     << "\"");
+        }
+      }
+  }
+}
+#endif
+
+// ---------------------------------------------------------------------------
 // Bad input throws std::invalid_argument on every rank before any message.
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(bad_arguments_throw_before_communicating, Cfg, tc_test::Configs) {
@@ -503,6 +685,29 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(bad_arguments_throw_before_communicating, Cfg, tc_
                                options{algorithm::store_and_forward});
           },
           {"all_to_all_v", "store_and_forward"}, "store_and_forward forced on all_to_all_v");
+      // the overload with receive counts
+      std::vector<std::size_t> rc_long(P + 1, 1);
+      std::vector<int> out_p(P), out_wrong(P + 1);
+      auto first = std::span<const int>(in.data(), P);
+      check.throws<std::invalid_argument>(
+          [&] { all_to_all_v<Topo>(cc, first, ok, out_p, rc_long); },
+          {"all_to_all_v", rank, "recv_counts", std::to_string(P + 1)}, "recv_counts size");
+      check.throws<std::invalid_argument>(
+          [&] { all_to_all_v<Topo>(cc, first, ok, out_wrong, ok); },
+          {"all_to_all_v", rank, "out holds", std::to_string(P + 1), std::to_string(P)},
+          "out size against sum of recv_counts");
+      check.throws<std::invalid_argument>(
+          [&] { all_to_all_v<Topo>(cc, in, ok, out_p, ok); },
+          {"all_to_all_v", rank, std::to_string(P * 3), std::to_string(P)},
+          "sum of send_counts (receive counts given)");
+      check.throws<std::invalid_argument>(
+          [&] { all_to_all_v<Topo>(cc, first, ok, std::span<int>(in.data(), P), ok); },
+          {"all_to_all_v", rank, "share memory"}, "in and out overlap");
+      check.throws<std::invalid_argument>(
+          [&] {
+            all_to_all_v<Topo>(cc, first, ok, out_p, ok, options{algorithm::store_and_forward});
+          },
+          {"all_to_all_v", "store_and_forward"}, "store_and_forward forced (receive counts given)");
       check.expect(cc.steps() == 0, "a message was sent before an argument check");
     });
   });
