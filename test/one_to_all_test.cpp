@@ -555,6 +555,33 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(bad_arguments_throw_on_every_rank_before_communica
   });
 }
 
+// Strings are encoded once at the root and move through the tree as bytes: a
+// rank whose buffer holds another count gets message_error naming both counts;
+// the others, its subtree included, get the root's strings.
+BOOST_AUTO_TEST_CASE_TEMPLATE(string_broadcast_with_a_mismatched_count_throws_message_error, Cfg,
+                              tc_test::Configs) {
+  using Topo = typename Cfg::topology;
+  Cfg::sweep([&](int p, auto on_ranks) {
+    if (p == 1) return;
+    on_ranks([&](auto& comm, Check& check) {
+      const int r = comm.rank();
+      const int root = p / 2, odd = (root + 1) % p;
+      const std::vector<std::string> want{"alpha", "", std::string(300, 'x'), "delta"};
+      std::vector<std::string> buf = r == root ? want : std::vector<std::string>(4, "stale");
+      if (r == odd) buf.resize(5);
+      const std::string who = "rank " + std::to_string(r) + " of " + std::to_string(p);
+      if (r == odd)
+        check.throws<message_error>([&] { broadcast<Topo>(comm, buf, root); },
+                                    {"broadcast", who, "broadcast 4 strings", "holds 5"},
+                                    "mismatched string count");
+      else {
+        broadcast<Topo>(comm, buf, root);
+        check.equal(buf, want, Topo::name(), " string broadcast, ", who);
+      }
+    });
+  });
+}
+
 // ---------------------------------------------------------------------------
 // Every send synchronous (eager_limit 0): the order of sends and receives must
 // be deadlock-free on its own, without buffering.

@@ -11,14 +11,23 @@
 // On a Ring, algorithm::pipelined (chosen by automatic when the cost model
 // says so: large m) streams r segments around the ring, ICS 632's "faster
 // broadcast": (p - 2 + r)(t_s + t_w m / r), r = sqrt(m (p - 2) t_w / t_s).
+// Strings (std::basic_string of a trivially copyable character) are encoded
+// once at the root and broadcast as bytes, then decoded once on every rank.
 
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <optional>
 #include <span>
 #include <type_traits>
 
 #include "../core/concepts.hpp"
+#include "../core/errors.hpp"
+#include "../core/flat_string.hpp"
 #include "../core/nonblocking.hpp"
 #include "../core/options.hpp"
 #include "../core/tags.hpp"
+#include "../core/workspace.hpp"
 #include "../kernels/one_to_all.hpp"
 #include "../topology/topology.hpp"
 
@@ -36,6 +45,46 @@ void broadcast(C& c, Buf&& buffer, int root, const options& opt = {}) {
   detail::check_root(op, rank, p, root);
   ota::check_algorithm<Topo>(op, rank, p, opt.algo);
   if (p == 1 || buf.empty()) return;
+  if constexpr (detail::is_flat_string_v<T>) {
+    // Strings are encoded once at the root (core/flat_string.hpp) and their
+    // bytes go through the same tree; every rank decodes once. Passing the
+    // strings themselves would decode and re-encode them at every hop. The
+    // receivers do not know the encoding's size: the first broadcast is a
+    // fixed `head` bytes holding that size and the start of the encoding, so
+    // a short message needs one pass through the tree, a long one two.
+    constexpr std::size_t head = 2048;  // below Open MPI shared memory's 4 KiB eager limit
+    using u64 = std::uint64_t;
+    u64 n = rank == root ? detail::flat_size(std::span<const T>(buf)) : 0;
+    detail::scratch<std::byte> first(head);
+    std::optional<detail::scratch<std::byte>> whole;
+    std::byte* enc = first.data() + sizeof(u64);  // where the encoding starts
+    if (rank == root) {
+      if (sizeof(u64) + n > head) enc = whole.emplace(sizeof(u64) + n).data() + sizeof(u64);
+      detail::flat_encode(std::span<const T>(buf), enc);
+      std::memcpy(enc - sizeof(u64), &n, sizeof n);
+      if (whole)
+        std::memcpy(first.data(), whole->data(), head);
+      else  // no uninitialised bytes on the wire
+        std::memset(enc + n, 0, head - sizeof(u64) - static_cast<std::size_t>(n));
+    }
+    broadcast<Topo>(c, first.span(), root, opt);
+    if (rank != root) std::memcpy(&n, first.data(), sizeof n);
+    if (sizeof(u64) + n > head) {
+      if (rank != root) {
+        enc = whole.emplace(sizeof(u64) + n).data() + sizeof(u64);
+        std::memcpy(whole->data(), first.data(), head);
+      }
+      broadcast<Topo>(c, whole->span().subspan(head), root, opt);
+    }
+    if (rank != root && !detail::flat_decode(enc, static_cast<std::size_t>(n), buf))
+      throw message_error(detail::concat(
+          "topocoll::broadcast on rank ", rank, " of ", p, ": root ", root, " broadcast ",
+          detail::flat_count(enc, static_cast<std::size_t>(n)), " strings (", n,
+          " bytes encoded), this rank's buffer "
+          "holds ",
+          buf.size()));
+    return;
+  }
   if constexpr (std::is_same_v<Topo, Ring>) {
     if (opt.algo == algorithm::pipelined ||
         (opt.algo == algorithm::automatic && ota::ring_pipeline_wins<T>(buf.size(), p, opt.cost)))

@@ -75,6 +75,7 @@
 
 #include "../core/concepts.hpp"
 #include "../core/errors.hpp"
+#include "../core/flat_string.hpp"
 #include "../core/nonblocking.hpp"
 
 namespace topocoll::mpi {
@@ -163,13 +164,10 @@ class byte_type {
 using packed_buffer = boost::mpi::packed_oarchive::buffer_type;
 
 // std::basic_string of a trivially copyable character type: serialized by
-// hand as [count][length...][characters...], 3.5x faster than the archive's
+// hand (core/flat_string.hpp), 3.5x faster than the archive's
 // element-by-element path (64 KiB of 32-character strings: 14 us to pack and
 // unpack, against 52 + 10 us through packed_oarchive / packed_iarchive).
-template <class T>
-struct is_flat_string : std::false_type {};
-template <class C, class Tr, class A>
-struct is_flat_string<std::basic_string<C, Tr, A>> : std::is_trivially_copyable<C> {};
+using topocoll::detail::is_flat_string;
 
 }  // namespace detail
 
@@ -415,22 +413,9 @@ class Comm {
   std::size_t pack(std::span<const T> data, detail::packed_buffer& buf) {
     const std::uint64_t n = data.size();
     if constexpr (detail::is_flat_string<T>::value) {
-      using C = typename T::value_type;
-      std::size_t total = sizeof n * (1 + data.size());
-      for (const T& x : data) total += x.size() * sizeof(C);
+      const std::size_t total = topocoll::detail::flat_size(data);
       if (buf.size() < total) buf.resize(total);  // grows only: no clearing per message
-      char* o = buf.data();
-      std::memcpy(o, &n, sizeof n);
-      o += sizeof n;
-      for (const T& x : data) {
-        const std::uint64_t len = x.size();
-        std::memcpy(o, &len, sizeof len);
-        o += sizeof len;
-      }
-      for (const T& x : data) {
-        if (!x.empty()) std::memcpy(o, x.data(), x.size() * sizeof(C));
-        o += x.size() * sizeof(C);
-      }
+      topocoll::detail::flat_encode(data, buf.data());
       return total;
     } else {
       buf.clear();
@@ -457,29 +442,11 @@ class Comm {
     std::uint64_t n = 0;
     if (rbuf_.size() < sizeof n) fail("is too short to hold an element count");
     if constexpr (detail::is_flat_string<T>::value) {
-      using C = typename T::value_type;
-      const char* in = rbuf_.data();
-      const std::size_t size = rbuf_.size();
-      std::memcpy(&n, in, sizeof n);
+      n = topocoll::detail::flat_count(rbuf_.data(), rbuf_.size());
       if (n != data.size()) count_differs(n);
-      std::size_t chars = 0;
-      bool ok = size >= sizeof n * (1 + n);
-      for (std::size_t i = 0; ok && i < n; ++i) {
-        std::uint64_t len;
-        std::memcpy(&len, in + sizeof n * (1 + i), sizeof len);
-        ok = len <= size / sizeof(C);
-        chars += static_cast<std::size_t>(len);
-      }
-      if (!ok || sizeof n * (1 + n) + chars * sizeof(C) != size)
-        fail(topocoll::detail::concat("is not ", n, " serialized strings (", size, " bytes)"));
-      const char* body = in + sizeof n * (1 + n);
-      for (std::size_t i = 0; i < n; ++i) {
-        std::uint64_t len;
-        std::memcpy(&len, in + sizeof n * (1 + i), sizeof len);
-        data[i].resize(static_cast<std::size_t>(len));
-        if (len) std::memcpy(data[i].data(), body, static_cast<std::size_t>(len) * sizeof(C));
-        body += len * sizeof(C);
-      }
+      if (!topocoll::detail::flat_decode(rbuf_.data(), rbuf_.size(), data))
+        fail(topocoll::detail::concat("is not ", n, " serialized strings (", rbuf_.size(),
+                                      " bytes)"));
     } else {
       try {
         boost::mpi::packed_iarchive ia(lib_, rbuf_);
