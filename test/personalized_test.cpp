@@ -236,6 +236,21 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_follows_the_seed_schedules, Cfg, tc_tes
   });
 }
 
+// The cost model's closed-form group offsets are the kernel's plans.
+BOOST_AUTO_TEST_CASE_TEMPLATE(cost_model_walks_the_kernels_groups, Cfg, tc_test::Configs) {
+  using Topo = typename Cfg::topology;
+  for (int p = 1; p <= 70; ++p) {
+    if (!Topo::holds(p)) continue;
+    const layout l = Topo::shape(p);
+    const auto plans = detail::personalized::make_plans(l);
+    for (int j = 0; j < l.ndims; ++j)
+      for (int z = 0; z <= l.dims[j].radix; ++z)
+        BOOST_CHECK_MESSAGE(detail::personalized::digit_offset(l, j, z) ==
+                                plans[static_cast<std::size_t>(j)].off[static_cast<std::size_t>(z)],
+                            Topo::name() << " p=" << p << " dimension " << j << " digit " << z);
+  }
+}
+
 BOOST_AUTO_TEST_CASE_TEMPLATE(automatic_follows_the_cost_model, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
   Cfg::sweep([&](int p, auto on_ranks) {

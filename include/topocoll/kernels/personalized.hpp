@@ -162,24 +162,33 @@ inline std::vector<dim_plan> make_plans(const layout& l) {
 }
 
 // Visits every exchange of store-and-forward in order, with the positions
-// [first, last) it sends and receives, without moving data. The kernel and the
-// cost model both walk this, so the model prices exactly what the kernel does.
+// [first, last) it sends and receives, without moving data: the same groups as
+// the kernel's loop below (which reads them from the plans), so the cost model
+// prices exactly what the kernel does (personalized_test checks the two agree).
 struct step {
   int dim;    // dimension index
   int t;      // step within the dimension (ring step t, or digit z), from 1
   int first;  // positions [first, last) travel
   int last;
 };
+// How many relative addresses rho in [0, p) have digit j below z: the start of
+// group z in dim_plan::off, without building the plans (the cost model runs on
+// every call).
+inline int digit_offset(const layout& l, int j, int z) {
+  const int s = l.dims[j].stride;
+  const int period = l.dims[j].radix * s;
+  return (l.p / period) * z * s + std::min(l.p % period, z * s);
+}
 template <class F>
-void for_each_step(const layout& l, addressing a, const std::vector<dim_plan>& plans, F&& f) {
+void for_each_step(const layout& l, addressing a, F&& f) {
   for (int j = 0; j < l.ndims; ++j) {
-    const auto& off = plans[to_size(j)].off;
     const int r = l.dims[j].radix;
     for (int t = 1; t < r; ++t) {
       // ring step t forwards every packet that still has hops to go in this
       // dimension (groups t..r-1); the others send group t alone.
-      const int last = a == addressing::torus ? off[to_size(r)] : off[to_size(t + 1)];
-      if (last > off[to_size(t)]) f(step{j, t, off[to_size(t)], last});
+      const int first = digit_offset(l, j, t);
+      const int last = a == addressing::torus ? l.p : digit_offset(l, j, t + 1);
+      if (last > first) f(step{j, t, first, last});
     }
   }
 }
@@ -380,7 +389,7 @@ void pairwise(C& c, std::span<const T> in, std::span<T> out, std::size_t m, int 
 inline double store_and_forward_cost(const layout& l, addressing a, std::size_t block_bytes,
                                      const cost_model& cm) {
   double t = 0;
-  for_each_step(l, a, make_plans(l),
+  for_each_step(l, a,
                 [&](const step& s) { t += cm.message(to_size(s.last - s.first) * block_bytes); });
   return t;
 }
