@@ -555,11 +555,13 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(bad_arguments_throw_on_every_rank_before_communica
   });
 }
 
-// Strings are encoded once at the root and move through the tree as bytes: a
-// rank whose buffer holds another count gets message_error naming both counts;
-// the others, its subtree included, get the root's strings.
-BOOST_AUTO_TEST_CASE_TEMPLATE(string_broadcast_with_a_mismatched_count_throws_message_error, Cfg,
-                              tc_test::Configs) {
+// Strings move through the tree encoded, as bytes. broadcast: a rank whose
+// buffer holds another count gets message_error naming both counts; the
+// others, its subtree included, get the root's strings. gather: the root
+// names the rank whose block has another count.
+BOOST_AUTO_TEST_CASE_TEMPLATE(
+    string_broadcast_and_gather_with_a_mismatched_count_throw_message_error, Cfg,
+    tc_test::Configs) {
   using Topo = typename Cfg::topology;
   Cfg::sweep([&](int p, auto on_ranks) {
     if (p == 1) return;
@@ -578,6 +580,16 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(string_broadcast_with_a_mismatched_count_throws_me
         broadcast<Topo>(comm, buf, root);
         check.equal(buf, want, Topo::name(), " string broadcast, ", who);
       }
+      // gather: the root finds the odd block when it decodes; the others return.
+      std::vector<std::string> mine(r == odd ? 5 : 4, std::to_string(r)),
+          all(r == root ? 4 * p : 0);
+      if (r == root)
+        check.throws<message_error>(
+            [&] { gather<Topo>(comm, mine, all, root); },
+            {"gather", who, "rank " + std::to_string(odd) + " sent 5 strings", "holds"},
+            "gather of a mismatched string count");
+      else
+        gather<Topo>(comm, mine, all, root);
     });
   });
 }

@@ -12,12 +12,20 @@
 //     once at the end when root != 0.
 //   algorithm::pipelined (Ring only): every rank sends its block towards the
 //     root, nearest first, relaying those beyond it: (p - 1)(t_s + t_w m).
+// Strings (std::basic_string of a trivially copyable character) travel the
+// tree encoded: each block is encoded once on its rank and decoded once at
+// the root.
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "../core/concepts.hpp"
+#include "../core/errors.hpp"
+#include "../core/flat_string.hpp"
 #include "../core/options.hpp"
 #include "../core/tags.hpp"
 #include "../core/workspace.hpp"
@@ -25,6 +33,83 @@
 #include "../topology/topology.hpp"
 
 namespace topocoll {
+
+namespace detail {
+
+// gather for strings: every rank encodes its block once (core/flat_string.hpp)
+// and the tree moves bytes; the root decodes each block once, straight into
+// place. Forwarding the strings themselves would decode and re-encode every
+// block at every hop. The sizes vary, so every edge carries two messages: the
+// subtree's byte count, then its encodings, concatenated in virtual order.
+template <Topology Topo, Transport C, class T>
+void gather_encoded(C& c, const layout& l, std::span<const T> in, std::span<T> out, int root) {
+  namespace ota = one_to_all;
+  using u64 = std::uint64_t;
+  constexpr int tag = detail::tag::gather;
+  const int rank = c.rank();
+  const int p = c.size();
+  const int v = Topo::to_virtual(l, rank, root);
+  struct piece {
+    int lo;  // first virtual rank whose encoding it holds
+    std::size_t off, len;
+  };
+  std::vector<std::byte> bytes(flat_size(in));
+  flat_encode(in, bytes.data());
+  std::vector<piece> pieces{{v, 0, bytes.size()}};
+  auto in_virtual_order = [&] {  // the pieces, concatenated by first virtual rank
+    std::sort(pieces.begin(), pieces.end(),
+              [](const piece& a, const piece& b) { return a.lo < b.lo; });
+    std::size_t at = 0;
+    bool contiguous = true;
+    for (const piece& x : pieces) {
+      contiguous = contiguous && x.off == at;
+      at += x.len;
+    }
+    if (contiguous) return;
+    std::vector<std::byte> joined(bytes.size());
+    at = 0;
+    for (piece& x : pieces) {
+      std::copy_n(bytes.begin() + static_cast<std::ptrdiff_t>(x.off), x.len,
+                  joined.begin() + static_cast<std::ptrdiff_t>(at));
+      x.off = at;
+      at += x.len;
+    }
+    bytes.swap(joined);
+  };
+  ota::for_each_link<Topo, ota::sweep::up>(l, v, [&](const ota::link& e) {
+    const int peer = Topo::to_real(l, e.peer, root);
+    if (e.to_child) {
+      u64 n = 0;
+      c.recv(peer, tag, std::span<u64>(&n, 1));
+      const std::size_t off = bytes.size();
+      bytes.resize(off + static_cast<std::size_t>(n));
+      c.recv(peer, tag, std::span<std::byte>(bytes).subspan(off));
+      pieces.push_back({e.lo, off, static_cast<std::size_t>(n)});
+    } else {
+      in_virtual_order();
+      const u64 n = bytes.size();
+      c.send(peer, tag, std::span<const u64>(&n, 1));
+      c.send(peer, tag, std::span<const std::byte>(bytes));
+    }
+  });
+  if (rank != root) return;
+  in_virtual_order();
+  const std::size_t m = in.size();
+  std::size_t at = 0;
+  for (int u = 0; u < p; ++u) {
+    const int src = Topo::to_real(l, u, root);
+    const std::byte* enc = bytes.data() + at;
+    const std::size_t len = flat_extent<T>(enc, bytes.size() - at);
+    const std::span<T> block = out.subspan(static_cast<std::size_t>(src) * m, m);
+    if (len == 0 || flat_count(enc, len) != m || !flat_decode(enc, len, block))
+      throw message_error(concat("topocoll::gather on rank ", rank, " of ", p, ": rank ", src,
+                                 " sent ", len ? std::to_string(flat_count(enc, len)) : "no",
+                                 " strings, every block holds in.size() = ", m));
+    at += len;
+  }
+}
+
+}  // namespace detail
 
 template <Topology Topo, Transport C, InputBuffer In, OutputBuffer Out>
 requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>>
@@ -49,6 +134,8 @@ void gather(C& c, In&& input, Out&& output, int root, const options& opt = {}) {
   }
   if (opt.algo == algorithm::pipelined)
     return ota::ring_gather(c, in, out, root, detail::tag::gather);
+  if constexpr (detail::is_flat_string_v<T>)
+    return detail::gather_encoded<Topo>(c, l, in, out, root);
 
   const int v = Topo::to_virtual(l, rank, root);
   // The blocks of the virtual ranks [v, end) this rank collects, in virtual

@@ -60,9 +60,27 @@ inline std::uint64_t flat_count(const void* in, std::size_t size) {
   return n;
 }
 
-// Decodes size bytes into s, whose size must be flat_count(in, size). Returns
-// false, leaving s unspecified but valid, when the bytes are not such an
-// encoding (the caller names the message and throws).
+// The length in bytes of the encoding that starts at in (of which avail bytes
+// are readable), or 0 when those bytes cannot start a valid encoding.
+template <class S>
+std::size_t flat_extent(const void* in, std::size_t avail) {
+  using C = typename S::value_type;
+  const auto* b = static_cast<const unsigned char*>(in);
+  const std::uint64_t n = flat_count(in, avail);
+  if (avail < sizeof n || avail / sizeof n < 1 + n) return 0;
+  std::size_t total = sizeof n * (1 + n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t len;
+    std::memcpy(&len, b + sizeof n * (1 + i), sizeof len);
+    if (len > (avail - total) / sizeof(C)) return 0;
+    total += static_cast<std::size_t>(len) * sizeof(C);
+  }
+  return total;
+}
+
+// Decodes size bytes into s// Decodes size bytes into s, whose size must be flat_count(in, size).
+// Returns false, leaving s unspecified but valid, when the bytes are not such an encoding (the
+// caller names the message and throws).
 template <class S>
 bool flat_decode(const void* in, std::size_t size, std::span<S> s) {
   using C = typename S::value_type;
