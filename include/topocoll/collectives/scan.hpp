@@ -27,6 +27,7 @@
 #include "../core/ops.hpp"
 #include "../core/options.hpp"
 #include "../core/tags.hpp"
+#include "../core/workspace.hpp"
 #include "../kernels/all_to_all_bcast.hpp"
 #include "../kernels/prefix.hpp"
 #include "../topology/topology.hpp"
@@ -50,16 +51,17 @@ void run_scan(std::string_view name, int tag, bool inclusive, C& c, std::span<co
     if (l.ndims == 1) {
       // One linear dimension (Ring; a Mesh of prime p): the pipeline of the
       // kernel's last dimension, written straight into out, no copy.
-      std::vector<T> tmp(rank > 0 && (inclusive ? true : rank < p - 1) ? m : 0);
+      scratch<T> tmp_store(rank > 0 && (inclusive ? true : rank < p - 1) ? m : 0);
+      const std::span<T> tmp = tmp_store.span();
       std::span<const T> fwd = in;  // x_0 op ... op x_rank
       if (rank > 0) {
         if (inclusive) {
-          c.recv(rank - 1, tag, std::span<T>(tmp));
+          c.recv(rank - 1, tag, tmp);
           a2a::combine_into(out, std::span<const T>(tmp), in, op);
           fwd = out;
         } else {
           c.recv(rank - 1, tag, out);
-          if (rank < p - 1) a2a::combine_into(std::span<T>(tmp), std::span<const T>(out), in, op);
+          if (rank < p - 1) a2a::combine_into(tmp, std::span<const T>(out), in, op);
           fwd = tmp;
         }
       } else if (inclusive) {
@@ -70,11 +72,12 @@ void run_scan(std::string_view name, int tag, bool inclusive, C& c, std::span<co
     }
   }
   if (p > 1) {
-    std::vector<T> work(5 * m);  // msg + the kernel's 4m
-    const std::span<T> msg = std::span<T>(work).first(m);
+    scratch<T> work_store(5 * m);  // msg + the kernel's 4m
+    const std::span<T> work = work_store.span();
+    const std::span<T> msg = work.first(m);
     std::copy(in.begin(), in.end(), msg.begin());
     const bool have = prefix_fold<Topo>(c, tag, l, rank, a2a::fold_map{p, 0}, msg, out, true, false,
-                                        std::span<T>(work).subspan(m), op);
+                                        work.subspan(m), op);
     if (inclusive && have) return combine_right(out, in, op);
   }
   if (inclusive) a2a::copy_to(in, out);
