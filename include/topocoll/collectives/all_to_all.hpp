@@ -12,9 +12,13 @@
 //       Hypercube  (t_s + t_w m p / 2) log p                  Figure 4.20, Eq. 4.9
 //       Tree<K>    (K - 1) log_K p steps of m p / K words (radix-K hypercube)
 //   algorithm::pairwise: (t_s + t_w m)(p - 1), partner rank XOR j (p = 2^d,
-//     Algorithm 4.10, Eq. 4.10) or (rank + j) mod p / (rank - j) mod p.
+//     Algorithm 4.10, Eq. 4.10) or (rank + j) mod p / (rank - j) mod p. On a
+//     transport with non-blocking sends (mpi::Comm, loopback::Comm) every send
+//     is posted at once and the blocks are received in that order: about
+//     t_s + (p - 1)(t_s / 4 + t_w m).
 //   algorithm::automatic (default): the cheaper of the two under
-//     options::cost (t_s + t_w * bytes per message, summed over the schedule).
+//     options::cost (t_s + t_w * bytes per message, summed over the schedule;
+//     the concurrent form for pairwise where the sends are non-blocking).
 // See doc/all_to_all.md.
 
 #include <cstddef>

@@ -2,8 +2,10 @@
 // Kernels of many-to-many personalized communication (all_to_all_v): every
 // rank sends send_counts[j] elements to rank j, counts vary and may be 0.
 //
-//  * pairwise: the direct exchange of personalized.hpp with one message per
-//    nonempty block, straight from in into the result.
+//  * pairwise: the direct exchange of personalized.hpp, straight from in into
+//    the result: one message per nonempty block when the counts were
+//    exchanged (direct_v_counted folds that exchange into the same phase on a
+//    non-blocking transport), one per rank pair when the caller gave them.
 //  * two_stage: the Georgia Tech lecture's "Many_to_Many with bounded
 //    traffic". Stage 1 cuts each rank's outgoing data (S_i elements, in
 //    destination order) into p nearly equal pieces and sends piece k to rank
