@@ -166,6 +166,40 @@ BOOST_AUTO_TEST_CASE(two_ranks_receiving_first_deadlock_within_a_second) {
   BOOST_TEST(contains(what, "rank 1 waits in recv from rank 0, tag 9"));
 }
 
+BOOST_AUTO_TEST_CASE(polling_before_a_wait_delays_but_never_hides_a_deadlock) {
+  // A rank polls before it sleeps (options::poll) only while the ranks not
+  // waiting fit on the cores; a deadlock is found once the last one sleeps.
+  for (auto poll : {std::chrono::microseconds{0}, std::chrono::microseconds{20000}}) {
+    lb::options opt;
+    opt.eager_limit = 0;
+    opt.poll = poll;
+    auto what = what_of<deadlock_error>([&] {
+      lb::run(
+          3,
+          [](lb::Comm& c) {
+            std::vector<int> v(4, c.rank());
+            if (c.rank() == 2) return;
+            c.send(1 - c.rank(), 6, std::span<const int>(v));  // rendezvous both ways
+          },
+          opt);
+    });
+    BOOST_TEST(contains(what, "rank 0 waits in send to rank 1, tag 6"), what);
+    BOOST_TEST(contains(what, "rank 1 waits in send to rank 0, tag 6"), what);
+    BOOST_TEST(!contains(what, "rank 2"), what);
+    what = what_of<deadlock_error>([&] {
+      lb::run(
+          2,
+          [](lb::Comm& c) {
+            int x;
+            c.recv(1 - c.rank(), 9, std::span<int>(&x, 1));
+          },
+          opt);
+    });
+    BOOST_TEST(contains(what, "rank 0 waits in recv from rank 1, tag 9"), what);
+    BOOST_TEST(contains(what, "rank 1 waits in recv from rank 0, tag 9"), what);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(synchronous_sends_to_each_other_deadlock) {
   auto what = what_of<deadlock_error>([] {
     lb::run(2, [](lb::Comm& c) {
@@ -485,25 +519,32 @@ BOOST_AUTO_TEST_CASE(a_rank_throwing_with_a_pending_isend_withdraws_it_and_relea
 }
 
 BOOST_AUTO_TEST_CASE(a_rank_throwing_while_its_isend_is_being_copied_waits_for_the_copy) {
-  // 32 MiB take milliseconds to copy: rank 0 throws while rank 1 copies, most
-  // of the time (else before rank 1 took the message: the other path). Either
-  // way the buffer outlives the copy (ASan, TSan), rank 1 gets either the
-  // whole message or aborted_error, and run rethrows rank 0's exception.
+  // 16 MiB take milliseconds to copy: rank 0 throws while rank 1 copies, most
+  // of the time (else before rank 1 took the message: the other path). While
+  // unwinding, rank 0 overwrites its buffer right after the request is
+  // destroyed, then frees it: the request must have waited for the copy, so
+  // rank 1 gets either the whole message intact or aborted_error, never a mix.
   struct boom : std::runtime_error {
     using std::runtime_error::runtime_error;
   };
-  const std::size_t n = std::size_t{4} << 20;
+  const std::size_t n = std::size_t{2} << 20;
   for (int round = 0; round < 3; ++round) {
     std::atomic<bool> receiving{false};
-    std::atomic<int> intact{0}, released{0};
+    std::atomic<int> intact{0}, corrupt{0}, released{0};
     BOOST_CHECK_THROW(
         lb::run(2,
                 [&](lb::Comm& c) {
                   if (c.rank() == 0) {
                     auto big = std::make_unique<double[]>(n);
                     std::fill_n(big.get(), n, 2.5);
+                    struct overwrite {
+                      double* p;
+                      std::size_t n;
+                      ~overwrite() { std::fill_n(p, n, -1.0); }
+                    } after_request{big.get(), n};
                     auto r = c.isend(1, 0, std::span<const double>(big.get(), n));
                     while (!receiving) std::this_thread::yield();
+                    std::this_thread::sleep_for(std::chrono::microseconds(200));
                     throw boom("rank 0 failed mid-copy");
                   }
                   std::vector<double> in(n);
@@ -512,6 +553,8 @@ BOOST_AUTO_TEST_CASE(a_rank_throwing_while_its_isend_is_being_copied_waits_for_t
                     c.recv(0, 0, std::span<double>(in));
                     if (std::all_of(in.begin(), in.end(), [](double v) { return v == 2.5; }))
                       ++intact;
+                    else
+                      ++corrupt;
                     int x;
                     c.recv(0, 1, std::span<int>(&x, 1));
                   } catch (const aborted_error&) {
@@ -521,6 +564,7 @@ BOOST_AUTO_TEST_CASE(a_rank_throwing_while_its_isend_is_being_copied_waits_for_t
                 }),
         boom);
     BOOST_TEST(released.load() == 1);  // in the first recv, or in the second after an intact copy
+    BOOST_TEST(corrupt.load() == 0);
     BOOST_TEST(intact.load() <= 1);
   }
 }
