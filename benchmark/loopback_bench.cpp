@@ -9,6 +9,9 @@
 // the eager limit) costs exactly one copy, the receiver's memcpy straight out
 // of the sender's buffer, so memcpy's bandwidth is the ceiling: efficiency =
 // loopback bytes/s / memcpy bytes/s (same n, same process, same run).
+// The "poll off" rows repeat the measurement with options::poll = 0 (every
+// wait sleeps on the condition variable at once, the transport before
+// polling), for a comparison within one run.
 // Collectives at p = 4: time, and "bus bandwidth" = bytes every rank
 // receives / time, against memcpy (a single copy stream).
 
@@ -82,22 +85,25 @@ double p2p_time(std::size_t n, int reps, lb::options opt = {}) {
 }
 
 // Round trip of n bytes, halved: the latency of one message.
-double pingpong_time(std::size_t n, int reps) {
+double pingpong_time(std::size_t n, int reps, lb::options opt = {}) {
   std::vector<double> t;
-  lb::run(2, [&](lb::Comm& c) {
-    std::vector<char> buf(n);
-    for (int i = 0; i < reps + 2; ++i) {
-      auto t0 = clk::now();
-      if (c.rank() == 0) {
-        c.send(1, 0, std::span<const char>(buf));
-        c.recv(1, 0, std::span<char>(buf));
-        if (i >= 2) t.push_back(seconds(t0, clk::now()) / 2);
-      } else {
-        c.recv(0, 0, std::span<char>(buf));
-        c.send(0, 0, std::span<const char>(buf));
-      }
-    }
-  });
+  lb::run(
+      2,
+      [&](lb::Comm& c) {
+        std::vector<char> buf(n);
+        for (int i = 0; i < reps + 2; ++i) {
+          auto t0 = clk::now();
+          if (c.rank() == 0) {
+            c.send(1, 0, std::span<const char>(buf));
+            c.recv(1, 0, std::span<char>(buf));
+            if (i >= 2) t.push_back(seconds(t0, clk::now()) / 2);
+          } else {
+            c.recv(0, 0, std::span<char>(buf));
+            c.send(0, 0, std::span<const char>(buf));
+          }
+        }
+      },
+      opt);
   return median(t);
 }
 
@@ -147,8 +153,9 @@ int main(int argc, char** argv) {
     else if (a == "--reps" && i + 1 < argc)
       base_reps = std::stoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: loopback_bench [--csv FILE] [--reps N]\n");
-      return 2;
+      std::fprintf(a == "--help" ? stdout : stderr,
+                   "usage: loopback_bench [--csv FILE] [--reps N]\n");
+      return a == "--help" ? 0 : 2;
     }
   }
   std::vector<row> rows;
@@ -186,6 +193,23 @@ int main(int argc, char** argv) {
     const double mc = best_of_3([&] { return memcpy_time(n, 50); });
     const double pp = best_of_3([&] { return pingpong_time(n, n > 4096 ? 50 : 2000); });
     print({"p2p ping-pong (half round trip)", n, pp * 1e6, gbs(n, pp), gbs(n, mc)});
+  }
+  // the same without polling: every wait sleeps at once
+  lb::options no_poll;
+  no_poll.poll = std::chrono::microseconds{0};
+  for (std::size_t n : {std::size_t{1} << 20, std::size_t{4} << 20}) {
+    const int reps = reps_for(n, base_reps);
+    double mc = 1e30, lt = 1e30;
+    for (int round = 0; round < 3; ++round) {
+      mc = std::min(mc, memcpy_time(n, reps));
+      lt = std::min(lt, p2p_time(n, reps, no_poll));
+    }
+    print({"p2p stream, poll off", n, lt * 1e6, gbs(n, lt), gbs(n, mc)});
+  }
+  for (std::size_t n : {std::size_t{8}, std::size_t{1} << 20}) {
+    const double mc = best_of_3([&] { return memcpy_time(n, 50); });
+    const double pp = best_of_3([&] { return pingpong_time(n, n > 4096 ? 50 : 2000, no_poll); });
+    print({"p2p ping-pong, poll off", n, pp * 1e6, gbs(n, pp), gbs(n, mc)});
   }
   // synchronous sends: every message rendezvous, one copy
   for (std::size_t n : {std::size_t{64} << 10, std::size_t{1} << 20, std::size_t{16} << 20}) {
