@@ -225,6 +225,17 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(scan_and_exclusive_scan_give_rank_order_prefixes, 
                                  typename F::op_type{}, options{a});
             check.equal(ex, r == 0 ? sentinel : ref.pre[r - 1],
                         ctx<Topo>("exclusive_scan", fam.name, ref.m, r, a));
+            if (a != algorithm::automatic) continue;
+            // t_w = t_s per byte: the ring's chain runs as a pipeline of up to
+            // m segments on a non-blocking transport (loopback, MPI).
+            const options seg{a, cost_model{1.0, 1.0}};
+            std::vector<T> out2(ref.m);
+            scan<Topo>(comm, ref.in[r], out2, typename F::op_type{}, seg);
+            check.equal(out2, ref.pre[r], ctx<Topo>("segmented scan", fam.name, ref.m, r, a));
+            std::vector<T> ex2 = sentinel;
+            exclusive_scan<Topo>(comm, ref.in[r], ex2, typename F::op_type{}, seg);
+            check.equal(ex2, r == 0 ? sentinel : ref.pre[r - 1],
+                        ctx<Topo>("segmented exclusive_scan", fam.name, ref.m, r, a));
           }
       });
     });

@@ -11,7 +11,9 @@
 // Algorithm (options::algo: automatic or recursive_doubling): PREFIX_SUMS_HCUBE
 // of the lecture notes generalised to every topology (kernels/prefix.hpp):
 //   Hypercube  the textbook loop, (t_s + t_w m) ceil(log p); partners >= p skipped
-//   Ring       a linear pipeline: (p - 1)(t_s + t_w m), one message per rank
+//   Ring       a chain: (p - 1)(t_s + t_w m), one message per rank; on a
+//              non-blocking transport a pipeline of r segments (r as for the
+//              pipelined broadcast), (p - 2 + r)(t_s + t_w m / r)
 //   Mesh<K>    per dimension but the last, Algorithm 4.4 on the totals
 //              ((s_j - 1)(t_s + t_w m)); the last dimension a pipeline
 //   Tree<K>    per k-nomial digit, a direct exchange with the other K - 1 digits,
@@ -20,15 +22,18 @@
 #include <algorithm>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "../core/concepts.hpp"
 #include "../core/elementwise.hpp"
+#include "../core/nonblocking.hpp"
 #include "../core/ops.hpp"
 #include "../core/options.hpp"
 #include "../core/tags.hpp"
 #include "../core/workspace.hpp"
 #include "../kernels/all_to_all_bcast.hpp"
+#include "../kernels/one_to_all_ring.hpp"
 #include "../kernels/prefix.hpp"
 #include "../topology/topology.hpp"
 
@@ -49,25 +54,38 @@ void run_scan(std::string_view name, int tag, bool inclusive, C& c, std::span<co
   if (m == 0) return;
   if constexpr (Topo::kind == dim_kind::linear) {
     if (l.ndims == 1) {
-      // One linear dimension (Ring; a Mesh of prime p): the pipeline of the
-      // kernel's last dimension, written straight into out, no copy.
+      // One linear dimension (Ring; a Mesh of prime p): the chain of the
+      // kernel's last dimension, written straight into out, no copy. Where
+      // the transport has non-blocking sends the chain is a pipeline of r
+      // segments, (p - 2 + r)(t_s + t_w m / r) instead of (p - 1)(t_s + t_w m):
+      // each rank forwards segment i while segment i + 1 arrives.
       scratch<T> tmp_store(rank > 0 && (inclusive ? true : rank < p - 1) ? m : 0);
       const std::span<T> tmp = tmp_store.span();
-      std::span<const T> fwd = in;  // x_0 op ... op x_rank
-      if (rank > 0) {
-        if (inclusive) {
-          c.recv(rank - 1, tag, tmp);
-          a2a::combine_into(out, std::span<const T>(tmp), in, op);
-          fwd = out;
-        } else {
-          c.recv(rank - 1, tag, out);
-          if (rank < p - 1) a2a::combine_into(tmp, std::span<const T>(out), in, op);
-          fwd = tmp;
+      std::size_t r = 1;
+      if constexpr (send_batch<C, T>::nonblocking && std::is_trivially_copyable_v<T>)
+        r = one_to_all::ring_segments<T>(m, p, opt.cost);
+      send_batch<C, T> sends(c, r);
+      for (std::size_t i = 0; i < r; ++i) {
+        const auto [lo, n] = one_to_all::segment(m, r, i);
+        const std::span<const T> x = in.subspan(lo, n);
+        const std::span<T> y = out.subspan(lo, n);
+        std::span<const T> fwd = x;  // x_0 op ... op x_rank
+        if (rank > 0) {
+          if (inclusive) {
+            c.recv(rank - 1, tag, tmp.subspan(lo, n));
+            a2a::combine_into(y, std::span<const T>(tmp.subspan(lo, n)), x, op);
+            fwd = y;
+          } else {
+            c.recv(rank - 1, tag, y);
+            if (rank < p - 1) a2a::combine_into(tmp.subspan(lo, n), std::span<const T>(y), x, op);
+            fwd = tmp.subspan(lo, n);
+          }
+        } else if (inclusive) {
+          a2a::copy_to(x, y);
         }
-      } else if (inclusive) {
-        a2a::copy_to(in, out);
+        if (rank < p - 1) sends.send(rank + 1, tag, fwd);
       }
-      if (rank < p - 1) c.send(rank + 1, tag, fwd);
+      sends.wait();
       return;
     }
   }
