@@ -40,6 +40,12 @@
 namespace topocoll {
 
 namespace detail::prefix {
+// The ring scan's pipeline segments are at least this large: a combine per
+// segment and a message per segment cost more than the model's t_s on an
+// oversubscribed node (measured, np = 4 on 2 cores: 5 segments of 13 KiB at
+// 64 KiB were 1.5x slower than one message; 16 of 256 KiB at 4 MiB 1.2x faster).
+inline constexpr std::size_t min_segment_bytes = std::size_t{256} << 10;
+
 // Both scans: writes the exclusive prefix into out (not on rank 0) and, when
 // inclusive, appends the own input. Returns nothing; checks first.
 template <Topology Topo, class C, class T, class Op>
@@ -63,7 +69,8 @@ void run_scan(std::string_view name, int tag, bool inclusive, C& c, std::span<co
       const std::span<T> tmp = tmp_store.span();
       std::size_t r = 1;
       if constexpr (send_batch<C, T>::nonblocking && std::is_trivially_copyable_v<T>)
-        r = one_to_all::ring_segments<T>(m, p, opt.cost);
+        r = std::min(one_to_all::ring_segments<T>(m, p, opt.cost),
+                     std::max<std::size_t>(1, m * sizeof(T) / min_segment_bytes));
       send_batch<C, T> sends(c, r);
       for (std::size_t i = 0; i < r; ++i) {
         const auto [lo, n] = one_to_all::segment(m, r, i);
