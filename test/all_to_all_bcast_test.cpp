@@ -226,9 +226,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(scan_and_exclusive_scan_give_rank_order_prefixes, 
             check.equal(ex, r == 0 ? sentinel : ref.pre[r - 1],
                         ctx<Topo>("exclusive_scan", fam.name, ref.m, r, a));
             if (a != algorithm::automatic) continue;
-            // t_w = t_s per byte: the ring's chain runs as a pipeline of up to
-            // m segments on a non-blocking transport (loopback, MPI).
-            const options seg{a, cost_model{1.0, 1.0}};
+            // t_w = 100 t_s per byte: the ring's chain runs as a pipeline of
+            // up to m segments on a non-blocking transport (loopback, MPI).
+            const options seg{a, cost_model{1.0, 100.0}};
             std::vector<T> out2(ref.m);
             scan<Topo>(comm, ref.in[r], out2, typename F::op_type{}, seg);
             check.equal(out2, ref.pre[r], ctx<Topo>("segmented scan", fam.name, ref.m, r, a));
