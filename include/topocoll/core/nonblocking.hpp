@@ -11,10 +11,12 @@
 // with MPI's meaning: the buffer of an isend must stay valid and unchanged
 // until wait_all has returned for its request; messages between one pair with
 // one tag still arrive in the order the sends were started. A request
-// destroyed before it completed withdraws or completes its send (it never
-// leaves the transport holding a dangling buffer): that is the error path
-// when an exception unwinds through a collective. wait_all leaves every
-// request it completed empty (re-waiting one is a no-op).
+// destroyed before it completed (an exception unwinding a collective) must
+// not block forever: loopback::Comm withdraws the message or waits for a copy
+// under way; mpi::Comm hands the send to MPI (MPI_Request_free, since Open MPI
+// cannot cancel a send), so there the caller's buffer should outlive the
+// peer's receive. wait_all leaves every request it completed empty
+// (re-waiting one is a no-op).
 //
 // Receives stay blocking: an MPI receive cannot check the incoming size
 // before it writes without a probe (see transport/mpi.hpp), and every
