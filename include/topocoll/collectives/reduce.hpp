@@ -28,7 +28,6 @@
 #include <optional>
 #include <span>
 #include <type_traits>
-#include <vector>
 
 #include "../core/concepts.hpp"
 #include "../core/elementwise.hpp"

@@ -23,7 +23,6 @@
 #include <span>
 #include <string_view>
 #include <type_traits>
-#include <vector>
 
 #include "../core/concepts.hpp"
 #include "../core/elementwise.hpp"

@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <span>
-#include <vector>
 
 #include "../core/concepts.hpp"
 #include "../core/nonblocking.hpp"

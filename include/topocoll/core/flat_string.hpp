@@ -78,23 +78,16 @@ std::size_t flat_extent(const void* in, std::size_t avail) {
   return total;
 }
 
-// Decodes size bytes into s// Decodes size bytes into s, whose size must be flat_count(in, size).
-// Returns false, leaving s unspecified but valid, when the bytes are not such an encoding (the
-// caller names the message and throws).
+// Decodes size bytes into s, whose size must be flat_count(in, size). Returns
+// false, leaving s unspecified but valid, when the bytes are not exactly one
+// such encoding (the caller names the message and throws).
 template <class S>
 bool flat_decode(const void* in, std::size_t size, std::span<S> s) {
   using C = typename S::value_type;
   const auto* b = static_cast<const unsigned char*>(in);
   const std::uint64_t n = flat_count(in, size);
-  if (size < sizeof n || n != s.size() || size / sizeof n < 1 + n) return false;
-  std::size_t chars = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint64_t len;
-    std::memcpy(&len, b + sizeof n * (1 + i), sizeof len);
-    if (len > size / sizeof(C)) return false;
-    chars += static_cast<std::size_t>(len);
-  }
-  if (sizeof n * (1 + n) + chars * sizeof(C) != size) return false;
+  const std::size_t extent = flat_extent<S>(in, size);  // 0: not an encoding
+  if (extent == 0 || extent != size || n != s.size()) return false;
   const unsigned char* body = b + sizeof n * (1 + n);
   for (std::size_t i = 0; i < n; ++i) {
     std::uint64_t len;

@@ -11,7 +11,6 @@
 #include <span>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
 #include "../core/elementwise.hpp"
 #include "../core/nonblocking.hpp"
