@@ -145,6 +145,50 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_gather_collects_every_block_in_rank_order, Cfg
   });
 }
 
+// Strings move encoded, as byte blocks of different sizes (lengths 0 to 300
+// here, so the blocks differ by rank). A rank whose block holds another
+// count: every rank still completes the exchange, then each names a block it
+// cannot take (its own count against the other's), and the next collective
+// works.
+BOOST_AUTO_TEST_CASE_TEMPLATE(string_all_gather_with_blocks_of_any_size_and_a_mismatched_count,
+                              Cfg, tc_test::Configs) {
+  using Topo = typename Cfg::topology;
+  Cfg::sweep([&](int p, auto on_ranks) {
+    on_ranks([&](auto& comm, Check& check) {
+      const int r = comm.rank();
+      const std::string who = "rank " + std::to_string(r) + " of " + std::to_string(p);
+      auto block = [](int q) {
+        std::vector<std::string> v{std::string(static_cast<std::size_t>(q % 3) * 150, 'a' + q % 26),
+                                   "", std::to_string(q)};
+        return v;
+      };
+      std::vector<std::string> want;
+      for (int q = 0; q < p; ++q)
+        for (auto& s : block(q)) want.push_back(s);
+      for (algorithm a : gather_algorithms<Topo>()) {
+        std::vector<std::string> out(want.size(), "stale");
+        all_gather<Topo>(comm, block(r), out, options{a});
+        check.equal(out, want, Topo::name(), " string all_gather, ", who, " algo ", to_string(a));
+      }
+      if (p == 1) return;
+      const int odd = p / 2;
+      std::vector<std::string> mine(r == odd ? 4 : 3, std::to_string(r));
+      std::vector<std::string> all(mine.size() * static_cast<std::size_t>(p));
+      const std::string other = std::to_string(r == odd ? 0 : odd);  // the first block it decodes
+      check.throws<message_error>(
+          [&] { all_gather<Topo>(comm, mine, all); },
+          {"all_gather", who, "rank " + other + " contributed " + (r == odd ? "3" : "4"),
+           std::string("this rank contributed ") + (r == odd ? "4" : "3")},
+          "all_gather of a mismatched string count");
+      std::vector<int> x{r}, xs(static_cast<std::size_t>(p));
+      all_gather<Topo>(comm, x, xs);
+      std::vector<int> ranks(static_cast<std::size_t>(p));
+      for (int q = 0; q < p; ++q) ranks[q] = q;
+      check.equal(xs, ranks, "all_gather after the error, ", who);
+    });
+  });
+}
+
 BOOST_AUTO_TEST_CASE_TEMPLATE(reduce_scatter_gives_rank_r_block_r_reduced_in_rank_order, Cfg,
                               tc_test::Configs) {
   using Topo = typename Cfg::topology;

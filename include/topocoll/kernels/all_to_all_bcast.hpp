@@ -398,13 +398,12 @@ layout tree_shape(int p) {
   }
 }
 
-// buf: p*m elements, block r of rank r in place; on exit every rank has all.
+// buf: block r of rank r in place at off[r] .. off[r + 1]; on exit every rank
+// has all.
 template <class C, class T>
-void tree_all_gather(C& c, int tag, const layout& tl, std::span<T> buf, std::size_t m) {
+void tree_all_gather(C& c, int tag, const layout& tl, std::span<T> buf, const std::size_t* off) {
   const int v = c.rank();
-  auto blocks = [&](int lo, int hi) {
-    return buf.subspan(static_cast<std::size_t>(lo) * m, static_cast<std::size_t>(hi - lo) * m);
-  };
+  auto blocks = [&](int lo, int hi) { return buf.subspan(off[lo], off[hi] - off[lo]); };
   int hi = v + 1;
   tree_up(
       tl, v, [&](int ch, int lo, int h) { c.recv(ch, tag, blocks(lo, h)), hi = h; },
