@@ -150,8 +150,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_gather_collects_every_block_in_rank_order, Cfg
 // count: every rank still completes the exchange, then each names a block it
 // cannot take (its own count against the other's), and the next collective
 // works.
-BOOST_AUTO_TEST_CASE_TEMPLATE(string_all_gather_with_blocks_of_any_size_and_a_mismatched_count,
-                              Cfg, tc_test::Configs) {
+BOOST_AUTO_TEST_CASE_TEMPLATE(string_all_gather_with_blocks_of_any_size_and_a_mismatched_count, Cfg,
+                              tc_test::Configs) {
   using Topo = typename Cfg::topology;
   Cfg::sweep([&](int p, auto on_ranks) {
     on_ranks([&](auto& comm, Check& check) {

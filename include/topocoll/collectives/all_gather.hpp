@@ -118,8 +118,8 @@ void all_gather(C& c, In&& input, Out&& output, const options& opt = {}) {
       const std::size_t n = off.data()[r + 1] - off.data()[r];
       if (!detail::flat_decode(b, n, block(r)))
         throw message_error(detail::concat("topocoll::all_gather on rank ", rank, " of ", p,
-                                           ": rank ", r, " contributed ",
-                                           detail::flat_count(b, n), " strings (", n,
+                                           ": rank ", r, " contributed ", detail::flat_count(b, n),
+                                           " strings (", n,
                                            " bytes encoded), this rank contributed ", m));
     }
   } else {
