@@ -474,21 +474,27 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(ring_is_recursive_halving_or_a_pipeline, Cfg, tc_t
         }
 
         // automatic follows the cost model: for a long message the pipeline
-        // (p >= 3), else the tree's ceil(log2 p) sends from the root.
+        // (p >= 3), else the tree's ceil(log2 p) sends from the root. Under
+        // the default model 256 KiB is one segment's minimum (50 t_s / t_w),
+        // so the tree; with a 100x smaller t_s, segments of 2.5 KB, the pipeline.
         const int root = p - 1;
         const std::size_t m_long = std::size_t{1} << 16;
-        std::vector<int> x(m_long, r == root ? 5 : 0);
-        cc.clear();
-        broadcast<Topo>(cc, x, root);
-        check.equal(x, std::vector<int>(m_long, 5), "automatic broadcast of 2^16 ints, rank ", r);
-        const cost_model cost{};
-        const bool pipe = detail::one_to_all::ring_pipeline_wins<int>(m_long, p, cost);
-        if (p >= 3) check.expect(pipe, "the model should prefer the pipeline at p ", p);
-        if (r == root)
-          check.expect(cc.sends() == (pipe ? detail::one_to_all::ring_segments<int>(m_long, p, cost)
-                                           : static_cast<std::size_t>(detail::ceil_log2(p))),
-                       "automatic broadcast on Ring p ", p, ": root sent ", cc.sends(),
-                       " messages");
+        for (const cost_model cost : {cost_model{}, cost_model{0.01, 2e-4}}) {
+          std::vector<int> x(m_long, r == root ? 5 : 0);
+          cc.clear();
+          broadcast<Topo>(cc, x, root, options{algorithm::automatic, cost});
+          check.equal(x, std::vector<int>(m_long, 5), "automatic broadcast of 2^16 ints, rank ", r);
+          const bool pipe = detail::one_to_all::ring_pipeline_wins<int>(m_long, p, cost);
+          if (p >= 3)
+            check.expect(pipe == (cost.ts_us < 1.0), "the model (t_s ", cost.ts_us,
+                         ") should prefer the ", cost.ts_us < 1.0 ? "pipeline" : "tree", " at p ",
+                         p);
+          if (r == root)
+            check.expect(
+                cc.sends() == (pipe ? detail::one_to_all::ring_segments<int>(m_long, p, cost)
+                                    : static_cast<std::size_t>(detail::ceil_log2(p))),
+                "automatic broadcast on Ring p ", p, ": root sent ", cc.sends(), " messages");
+        }
       });
     });
   }

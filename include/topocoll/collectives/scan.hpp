@@ -39,16 +39,6 @@
 namespace topocoll {
 
 namespace detail::prefix {
-// The ring scan's pipeline segments carry at least 50 start-ups' worth of
-// bytes (50 t_s / t_w: 250 KB under the default model): a message and a
-// combine per segment cost far more than the model's t_s on an oversubscribed
-// node (measured, np = 4 on 2 cores: 5 segments of 13 KiB at 64 KiB were 1.5x
-// slower than one message; 16 of 256 KiB at 4 MiB 1.2x faster).
-inline std::size_t min_segment_bytes(const cost_model& cost) {
-  const double b = 50.0 * cost.ts_us / std::max(cost.tw_us_per_byte, 1e-12);
-  return b < 1.0 ? 1 : b > 1e15 ? std::size_t{1} << 50 : static_cast<std::size_t>(b);
-}
-
 // Both scans: writes the exclusive prefix into out (not on rank 0) and, when
 // inclusive, appends the own input. Returns nothing; checks first.
 template <Topology Topo, class C, class T, class Op>
@@ -72,8 +62,7 @@ void run_scan(std::string_view name, int tag, bool inclusive, C& c, std::span<co
       const std::span<T> tmp = tmp_store.span();
       std::size_t r = 1;
       if constexpr (send_batch<C, T>::nonblocking && std::is_trivially_copyable_v<T>)
-        r = std::min(one_to_all::ring_segments<T>(m, p, opt.cost),
-                     std::max<std::size_t>(1, m * sizeof(T) / min_segment_bytes(opt.cost)));
+        r = one_to_all::ring_segments<T>(m, p, opt.cost);  // segments >= 50 t_s / t_w bytes
       send_batch<C, T> sends(c, r);
       for (std::size_t i = 0; i < r; ++i) {
         const auto [lo, n] = one_to_all::segment(m, r, i);

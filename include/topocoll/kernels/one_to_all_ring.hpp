@@ -20,16 +20,29 @@
 
 namespace topocoll::detail::one_to_all {
 
+// A pipeline segment carries at least 50 start-ups' worth of bytes (50 t_s /
+// t_w: 250 KB under the default model): a message per segment costs far more
+// than the model's t_s on an oversubscribed node. Measured, np = 4 on 2
+// cores: the ring scan with 5 segments of 13 KiB at 64 KiB was 1.5x slower
+// than one message, 16 of 256 KiB at 4 MiB 1.2x faster; the ring broadcast
+// with the model's 5 segments at 64 KiB 2.4x slower than the tree.
+inline std::size_t min_segment_bytes(const cost_model& cost) {
+  const double b = 50.0 * cost.ts_us / std::max(cost.tw_us_per_byte, 1e-12);
+  return b < 1.0 ? 1 : b > 1e15 ? std::size_t{1} << 50 : static_cast<std::size_t>(b);
+}
+
 // The ICS 632 optimum for r segments of m elements over a chain of p ranks:
-// (p - 2 + r)(t_s + t_w m / r) is least at r = sqrt(m (p - 2) t_w / t_s).
-// A type that is not trivially copyable has no known byte size: one segment
-// per element at most, sizeof(T) as an estimate.
+// (p - 2 + r)(t_s + t_w m / r) is least at r = sqrt(m (p - 2) t_w / t_s),
+// capped so that no segment is shorter than min_segment_bytes. A type that is
+// not trivially copyable has no known byte size: one segment per element at
+// most, sizeof(T) as an estimate.
 template <class T>
 std::size_t ring_segments(std::size_t m, int p, const cost_model& cost) {
   if (m == 0 || p <= 2) return 1;
   const double bytes = static_cast<double>(m) * static_cast<double>(sizeof(T));
   const double r = std::sqrt(bytes * (p - 2) * cost.tw_us_per_byte / std::max(cost.ts_us, 1e-12));
-  return std::clamp<std::size_t>(static_cast<std::size_t>(std::llround(r)), 1, m);
+  const std::size_t cap = std::max<std::size_t>(1, m * sizeof(T) / min_segment_bytes(cost));
+  return std::clamp<std::size_t>(static_cast<std::size_t>(std::llround(r)), 1, std::min(m, cap));
 }
 
 // The modelled time of the pipelined broadcast / reduction, and of the tree
