@@ -19,6 +19,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <deque>
 #include <span>
 #include <string>
 #include <vector>
@@ -41,6 +43,10 @@ namespace detail {
 // place. Forwarding the strings themselves would decode and re-encode every
 // block at every hop. The sizes vary, so every edge carries two messages: the
 // subtree's byte count, then its encodings, concatenated in virtual order.
+// Every piece (the own encoding, each child's) lands in its own work buffer
+// (core/workspace.hpp: no allocation, zero-fill or fresh page per call); a
+// rank with children joins its pieces once to send them on, the root decodes
+// them where they are and copies its own block, which it never encodes.
 template <Topology Topo, Transport C, class T>
 void gather_encoded(C& c, const layout& l, std::span<const T> in, std::span<T> out, int root) {
   namespace ota = one_to_all;
@@ -51,55 +57,59 @@ void gather_encoded(C& c, const layout& l, std::span<const T> in, std::span<T> o
   const int v = Topo::to_virtual(l, rank, root);
   struct piece {
     int lo;  // first virtual rank whose encoding it holds
-    std::size_t off, len;
+    const std::byte* data;
+    std::size_t len;
   };
-  std::vector<std::byte> bytes(flat_size(in));
-  flat_encode(in, bytes.data());
-  std::vector<piece> pieces{{v, 0, bytes.size()}};
-  auto in_virtual_order = [&] {  // the pieces, concatenated by first virtual rank
+  std::deque<scratch<std::byte>> store;  // deque: emplace_back never moves a scratch
+  std::vector<piece> pieces;
+  if (rank != root) {  // the root copies its own block at the end, not encoded
+    const std::size_t own = flat_size(in);
+    flat_encode(in, store.emplace_back(own).data());
+    pieces.push_back({v, store.back().data(), own});
+  }
+  auto by_virtual_rank = [&] {
     std::sort(pieces.begin(), pieces.end(),
               [](const piece& a, const piece& b) { return a.lo < b.lo; });
-    std::size_t at = 0;
-    bool contiguous = true;
-    for (const piece& x : pieces) {
-      contiguous = contiguous && x.off == at;
-      at += x.len;
-    }
-    if (contiguous) return;
-    std::vector<std::byte> joined(bytes.size());
-    at = 0;
-    for (piece& x : pieces) {
-      std::copy_n(bytes.begin() + static_cast<std::ptrdiff_t>(x.off), x.len,
-                  joined.begin() + static_cast<std::ptrdiff_t>(at));
-      x.off = at;
-      at += x.len;
-    }
-    bytes.swap(joined);
   };
   ota::for_each_link<Topo, ota::sweep::up>(l, v, [&](const ota::link& e) {
     const int peer = Topo::to_real(l, e.peer, root);
     if (e.to_child) {
       u64 n = 0;
       c.recv(peer, tag, std::span<u64>(&n, 1));
-      const std::size_t off = bytes.size();
-      bytes.resize(off + static_cast<std::size_t>(n));
-      c.recv(peer, tag, std::span<std::byte>(bytes).subspan(off));
-      pieces.push_back({e.lo, off, static_cast<std::size_t>(n)});
+      scratch<std::byte>& b = store.emplace_back(static_cast<std::size_t>(n));
+      c.recv(peer, tag, b.span());
+      pieces.push_back({e.lo, b.data(), b.size()});
     } else {
-      in_virtual_order();
-      const u64 n = bytes.size();
+      by_virtual_rank();
+      u64 n = 0;
+      for (const piece& x : pieces) n += x.len;
       c.send(peer, tag, std::span<const u64>(&n, 1));
-      c.send(peer, tag, std::span<const std::byte>(bytes));
+      if (pieces.size() == 1) {  // a leaf: its own encoding, as it is
+        c.send(peer, tag, std::span<const std::byte>(pieces[0].data, pieces[0].len));
+      } else {
+        scratch<std::byte> joined(static_cast<std::size_t>(n));
+        std::size_t at = 0;
+        for (const piece& x : pieces) {
+          if (x.len) std::memcpy(joined.data() + at, x.data, x.len);
+          at += x.len;
+        }
+        c.send(peer, tag, std::span<const std::byte>(joined.span()));
+      }
     }
   });
   if (rank != root) return;
-  in_virtual_order();
+  by_virtual_rank();
   const std::size_t m = in.size();
-  std::size_t at = 0;
+  std::size_t k = 0, at = 0;  // piece k, byte at within it
   for (int u = 0; u < p; ++u) {
     const int src = Topo::to_real(l, u, root);
-    const std::byte* enc = bytes.data() + at;
-    const std::size_t len = flat_extent<T>(enc, bytes.size() - at);
+    if (u == v) {
+      std::copy(in.begin(), in.end(), out.begin() + static_cast<std::ptrdiff_t>(src) * m);
+      continue;
+    }
+    while (k < pieces.size() && at == pieces[k].len) ++k, at = 0;
+    const std::byte* enc = k < pieces.size() ? pieces[k].data + at : nullptr;
+    const std::size_t len = enc ? flat_extent<T>(enc, pieces[k].len - at) : 0;
     const std::span<T> block = out.subspan(static_cast<std::size_t>(src) * m, m);
     if (len == 0 || flat_count(enc, len) != m || !flat_decode(enc, len, block))
       throw message_error(concat("topocoll::gather on rank ", rank, " of ", p, ": rank ", src,

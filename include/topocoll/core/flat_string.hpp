@@ -80,23 +80,32 @@ std::size_t flat_extent(const void* in, std::size_t avail) {
 
 // Decodes size bytes into s, whose size must be flat_count(in, size). Returns
 // false, leaving s unspecified but valid, when the bytes are not exactly one
-// such encoding (the caller names the message and throws).
+// such encoding (the caller names the message and throws). One pass: each
+// length is checked against the bytes left as it is used, and assign() reuses
+// the capacity a string already has.
 template <class S>
 bool flat_decode(const void* in, std::size_t size, std::span<S> s) {
   using C = typename S::value_type;
   const auto* b = static_cast<const unsigned char*>(in);
   const std::uint64_t n = flat_count(in, size);
-  const std::size_t extent = flat_extent<S>(in, size);  // 0: not an encoding
-  if (extent == 0 || extent != size || n != s.size()) return false;
+  if (size < sizeof n || size / sizeof n < 1 + n || n != s.size()) return false;
   const unsigned char* body = b + sizeof n * (1 + n);
+  std::size_t left = size - sizeof n * (1 + n);
   for (std::size_t i = 0; i < n; ++i) {
     std::uint64_t len;
     std::memcpy(&len, b + sizeof n * (1 + i), sizeof len);
-    s[i].resize(static_cast<std::size_t>(len));
-    if (len) std::memcpy(s[i].data(), body, static_cast<std::size_t>(len) * sizeof(C));
-    body += len * sizeof(C);
+    if (len > left / sizeof(C)) return false;
+    const auto bytes = static_cast<std::size_t>(len) * sizeof(C);
+    if constexpr (alignof(C) == 1) {
+      s[i].assign(reinterpret_cast<const C*>(body), static_cast<std::size_t>(len));
+    } else {  // a wider character may sit unaligned in the byte stream
+      s[i].resize(static_cast<std::size_t>(len));
+      if (len) std::memcpy(s[i].data(), body, bytes);
+    }
+    body += bytes;
+    left -= bytes;
   }
-  return true;
+  return left == 0;
 }
 
 }  // namespace topocoll::detail

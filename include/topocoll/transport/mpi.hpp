@@ -77,6 +77,7 @@
 #include "../core/errors.hpp"
 #include "../core/flat_string.hpp"
 #include "../core/nonblocking.hpp"
+#include "../core/workspace.hpp"  // workspace_retain_bytes
 
 namespace topocoll::mpi {
 
@@ -267,6 +268,11 @@ class Comm {
       p = data.data();
       n = data.size_bytes();
     } else {
+      if (!spare_.empty()) {  // a buffer a completed isend gave back: no allocation
+        r.buf_ = std::move(spare_.back());
+        spare_.pop_back();
+        spare_bytes_ -= r.buf_.capacity();
+      }
       n = pack(data, r.buf_);
       p = r.buf_.data();
       r.orphans_ = orphans_;
@@ -294,7 +300,14 @@ class Comm {
     const int rc = MPI_Waitall(static_cast<int>(reqs.size()), h, MPI_STATUSES_IGNORE);
     for (std::size_t i = 0; i < reqs.size(); ++i) reqs[i].req_ = h[i];
     check(rc, "MPI_Waitall (isend)", -1, -1);
-    for (request& r : reqs) r.req_ = MPI_REQUEST_NULL;
+    for (request& r : reqs) {
+      r.req_ = MPI_REQUEST_NULL;
+      const std::size_t cap = r.buf_.capacity();
+      if (cap != 0 && spare_.size() < max_spare && spare_bytes_ + cap <= workspace_retain_bytes) {
+        spare_bytes_ += cap;
+        spare_.push_back(std::move(r.buf_));
+      }
+    }
   }
 
   // Sends and receives at once; never deadlocks, whatever the sizes.
@@ -471,6 +484,13 @@ class Comm {
   // their capacity.
   detail::packed_buffer sbuf_;
   detail::packed_buffer rbuf_;
+  // Serialization buffers of completed isends, kept for the next ones: a
+  // fresh buffer per message cost fresh pages (about 1 ms per MiB on a VM) at
+  // every all_to_all of strings. At most max_spare of them, holding at most
+  // workspace_retain_bytes (core/workspace.hpp) in all.
+  static constexpr std::size_t max_spare = 64;
+  std::vector<detail::packed_buffer> spare_;
+  std::size_t spare_bytes_ = 0;
   // Serialized messages of abandoned isends (error path only), kept alive for
   // MPI until the last copy of this Comm goes.
   std::shared_ptr<std::vector<detail::packed_buffer>> orphans_ =
