@@ -358,6 +358,30 @@ BOOST_AUTO_TEST_CASE(isend_keeps_order_with_blocking_sends_and_serializes_string
   });
 }
 
+// A completed isend's serialization buffer is reused by the next one: a
+// long message, then shorter and longer ones, several in flight at once; each
+// must arrive as exactly what was sent (not the rest of a longer buffer).
+BOOST_AUTO_TEST_CASE(string_isends_reuse_buffers_and_send_exactly_their_message) {
+  on_every_rank([](mpi::Comm& c, Check& check) {
+    for (std::size_t n : {std::size_t{3000}, std::size_t{1}, std::size_t{0}, std::size_t{40},
+                          std::size_t{5000}, std::size_t{2}}) {
+      std::vector<std::vector<std::string>> out;
+      for (unsigned k = 0; k < 3; ++k)
+        out.push_back(tc_test::input<std::string>(c.rank(), n + k, static_cast<unsigned>(n) + k));
+      std::vector<mpi::Comm::request> reqs;
+      for (unsigned k = 0; k < 3; ++k)
+        reqs.push_back(c.isend(next(c), 46, std::span<const std::string>(out[k])));
+      for (unsigned k = 0; k < 3; ++k) {
+        std::vector<std::string> in(n + k, "stale");
+        c.recv(prev(c), 46, std::span<std::string>(in));
+        check.equal(in, tc_test::input<std::string>(prev(c), n + k, static_cast<unsigned>(n) + k),
+                    "strings, n = ", n + k);
+      }
+      c.wait_all(std::span<mpi::Comm::request>(reqs));
+    }
+  });
+}
+
 BOOST_AUTO_TEST_CASE(a_request_destroyed_before_it_completed_is_left_to_mpi_without_waiting) {
   on_every_rank([](mpi::Comm& c, Check& check) {
     std::vector<int> v(100000, c.rank());  // rendezvous size: completes only when received
