@@ -98,7 +98,12 @@ std::string human(std::size_t b) {
 }
 
 // ------------------------------------------------------------- contenders --
-enum class kind { topocoll, native, boost };
+// floor: a reference, not an implementation (strings only): the native MPI
+// collective on the encoded bytes, then the receiving ranks' string writes
+// (copy-assigned from a local copy of the right result: no encoding, no
+// decoding, no validation). What any implementation that moves the same bytes
+// and builds the same std::strings spends, unless it overlaps the two.
+enum class kind { topocoll, native, boost, floor };
 
 struct contender {
   contender(kind k_, std::string impl_, std::string topo_, std::string algo_,
@@ -694,6 +699,16 @@ void run_string(bench& B, std::size_t bytes) {
     auto s = strings(r, k);
     all_in.insert(all_in.end(), s.begin(), s.end());
   }
+  // The floor's bytes: one rank block encoded (every rank's has the same size).
+  const std::size_t enc = topocoll::detail::flat_size(std::span<const S>(in));
+  std::vector<char> fsend(enc * P), frecv(enc * P);
+  topocoll::detail::flat_encode(std::span<const S>(in), fsend.data());
+  auto assign_all = [](std::vector<S>& to, const std::vector<S>& from) {
+    for (std::size_t i = 0; i < from.size(); ++i) to[i] = from[i];  // keeps to[i]'s capacity
+  };
+  auto floor_name = [](const char* mpi) {
+    return std::string(mpi) + " of the encoded bytes + string writes";
+  };
 #if __has_include(<topocoll/collectives/broadcast.hpp>)
   if (B.wanted("broadcast")) {
     std::vector<S> buf = in;
@@ -707,6 +722,13 @@ void run_string(bench& B, std::size_t bytes) {
     std::vector<contender> cs;
     cs.push_back({kind::boost, "Boost.MPI", "", "broadcast(vector<string>)",
                   [&] { bmpi::broadcast(B.world, bv, 0); }, [&] { return bv == want; }});
+    std::vector<S> fb(k);
+    cs.push_back({kind::floor, "floor", "", floor_name("MPI_Bcast"),
+                  [&] {
+                    MPI_Bcast(fsend.data(), static_cast<int>(enc), MPI_BYTE, 0, B.world);
+                    if (rank != 0) assign_all(fb, want);
+                  },
+                  [&] { return rank == 0 || fb == want; }});
     add_topocoll(cs, {algorithm::tree, algorithm::pipelined}, {}, reset_verify,
                  [&]<class Topo>(topocoll::options o) -> std::function<void()> {
                    return [&, o] { topocoll::broadcast<Topo>(B.comm, sp(buf), 0, o); };
@@ -726,6 +748,14 @@ void run_string(bench& B, std::size_t bytes) {
                       bmpi::gather(B.world, in, 0);
                   },
                   [&] { return rank != 0 || flat(bvv) == all_in; }});
+    std::vector<S> fg(rank == 0 ? P * k : 0);
+    cs.push_back({kind::floor, "floor", "", floor_name("MPI_Gather"),
+                  [&] {
+                    MPI_Gather(fsend.data(), static_cast<int>(enc), MPI_BYTE, frecv.data(),
+                               static_cast<int>(enc), MPI_BYTE, 0, B.world);
+                    if (rank == 0) assign_all(fg, all_in);
+                  },
+                  [&] { return rank != 0 || fg == all_in; }});
     add_topocoll(
         cs, {algorithm::pipelined}, {}, [&] { return rank != 0 || root_out == all_in; },
         [&]<class Topo>(topocoll::options o) -> std::function<void()> {
@@ -741,6 +771,14 @@ void run_string(bench& B, std::size_t bytes) {
     cs.push_back({kind::boost, "Boost.MPI", "", "all_gather(vector<string>)",
                   [&] { bmpi::all_gather(B.world, in, bvv); },
                   [&] { return flat(bvv) == all_in; }});
+    std::vector<S> fa(P * k);
+    cs.push_back({kind::floor, "floor", "", floor_name("MPI_Allgather"),
+                  [&] {
+                    MPI_Allgather(fsend.data(), static_cast<int>(enc), MPI_BYTE, frecv.data(),
+                                  static_cast<int>(enc), MPI_BYTE, B.world);
+                    assign_all(fa, all_in);
+                  },
+                  [&] { return fa == all_in; }});
     add_topocoll(
         cs, {}, {algorithm::tree}, [&] { return out == all_in; },
         [&]<class Topo>(topocoll::options o) -> std::function<void()> {
@@ -767,6 +805,14 @@ void run_string(bench& B, std::size_t bytes) {
     cs.push_back({kind::boost, "Boost.MPI", "", "all_to_all(vector<string>)",
                   [&] { bmpi::all_to_all(B.world, vals, bvv); },
                   [&] { return flat(bvv) == want; }});
+    std::vector<S> ft(P * k);
+    cs.push_back({kind::floor, "floor", "", floor_name("MPI_Alltoall"),
+                  [&] {
+                    MPI_Alltoall(fsend.data(), static_cast<int>(enc), MPI_BYTE, frecv.data(),
+                                 static_cast<int>(enc), MPI_BYTE, B.world);
+                    assign_all(ft, want);
+                  },
+                  [&] { return ft == want; }});
     add_topocoll(
         cs, {}, {algorithm::store_and_forward, algorithm::pairwise}, [&] { return out == want; },
         [&]<class Topo>(topocoll::options o) -> std::function<void()> {

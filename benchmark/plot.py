@@ -15,7 +15,7 @@ import sys
 
 
 def label(row):
-    if row["impl"] in ("MPI", "Boost.MPI"):
+    if row["impl"] in ("MPI", "Boost.MPI", "floor"):
         return f'{row["impl"]} ({row["algorithm"]})'
     return f'{row["topology"]} {row["algorithm"]}'
 
@@ -56,6 +56,8 @@ def main():
                 style.update(color="black", linewidth=2.5, marker="o", alpha=1.0)
             elif impl == "Boost.MPI":
                 style.update(color="gray", linewidth=2.5, linestyle="--", marker="s", alpha=1.0)
+            elif impl == "floor":  # a reference: native bytes + string writes
+                style.update(color="brown", linewidth=1.5, linestyle="-.", marker="x", alpha=1.0)
             elif "auto" in name:
                 style.update(linewidth=2.0)
             else:
