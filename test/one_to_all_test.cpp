@@ -600,6 +600,43 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(
   });
 }
 
+// A long string message (600 KB, far beyond the 2 KiB head that announces
+// its size): every root, strings of every length including empty ones, and a
+// rank with another count still passes the message on to its subtree before
+// it throws.
+BOOST_AUTO_TEST_CASE_TEMPLATE(long_string_broadcast_from_every_root, Cfg, tc_test::Configs) {
+  using Topo = typename Cfg::topology;
+  Cfg::sweep([&](int p, auto on_ranks) {
+    if (p > 17) return;  // 600 KB per rank per root
+    std::vector<std::string> want(1200);
+    for (std::size_t i = 0; i < want.size(); ++i)
+      want[i] = std::string((i * 37) % 997, static_cast<char>('a' + i % 26)) + std::to_string(i);
+    want[5].clear();
+    want.back().clear();
+    on_ranks([&](auto& comm, Check& check) {
+      const int r = comm.rank();
+      const std::string who = "rank " + std::to_string(r) + " of " + std::to_string(p);
+      for (int root = 0; root < p; ++root) {
+        std::vector<std::string> buf = r == root ? want : std::vector<std::string>(want.size());
+        broadcast<Topo>(comm, buf, root);
+        check.equal(buf, want, Topo::name(), " long string broadcast, root ", root, ", ", who);
+      }
+      if (p == 1) return;
+      const int odd = p - 1;  // a leaf or an inner node, by topology
+      std::vector<std::string> buf =
+          r == 0 ? want : std::vector<std::string>(want.size() + (r == odd));
+      if (r == odd)
+        check.throws<message_error>([&] { broadcast<Topo>(comm, buf, 0); },
+                                    {"broadcast", who, "broadcast 1200 strings", "holds 1201"},
+                                    "long broadcast of a mismatched count");
+      else {
+        broadcast<Topo>(comm, buf, 0);
+        check.equal(buf, want, Topo::name(), " long string broadcast past a mismatch, ", who);
+      }
+    });
+  });
+}
+
 // ---------------------------------------------------------------------------
 // Every send synchronous (eager_limit 0): the order of sends and receives must
 // be deadlock-free on its own, without buffering.
