@@ -737,6 +737,27 @@ void run_string(bench& B, std::size_t bytes) {
                  });
     B.measure("broadcast", "string", bytes, cs);
   }
+  if (B.wanted("broadcast") && bytes >= 4096) {
+    // One string of `bytes` characters (a file, a JSON document): topocoll
+    // sends its length, then the characters straight into the receivers'
+    // string. The floor is MPI_Bcast of the characters into a string that
+    // already has the right length (no length message at all).
+    const std::string want(bytes, 'q');
+    std::string buf = rank == 0 ? want : std::string(), bs = buf, fs(bytes, ' ');
+    if (rank == 0) fs = want;
+    std::vector<contender> cs;
+    cs.push_back({kind::boost, "Boost.MPI", "", "broadcast(string)",
+                  [&] { bmpi::broadcast(B.world, bs, 0); }, [&] { return bs == want; }});
+    cs.push_back({kind::floor, "floor", "", "MPI_Bcast of the characters",
+                  [&] { MPI_Bcast(fs.data(), static_cast<int>(bytes), MPI_CHAR, 0, B.world); },
+                  [&] { return fs == want; }});
+    add_topocoll(
+        cs, {algorithm::tree, algorithm::pipelined}, {}, [&] { return buf == want; },
+        [&]<class Topo>(topocoll::options o) -> std::function<void()> {
+          return [&, o] { topocoll::broadcast<Topo>(B.comm, std::span<S>(&buf, 1), 0, o); };
+        });
+    B.measure("broadcast", "one long string", bytes, cs);
+  }
 #endif
 #if __has_include(<topocoll/collectives/gather.hpp>)
   if (B.wanted("gather")) {

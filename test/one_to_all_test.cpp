@@ -637,6 +637,55 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(long_string_broadcast_from_every_root, Cfg, tc_tes
   });
 }
 
+// A few long strings (the encoding past the 2 KiB head, 32 KiB of characters
+// per string after the first) skip the encoding: the head carries their
+// lengths, then each string's characters are broadcast straight into the
+// receivers' strings, which held other contents. Every root,
+// an empty string among them, a wider character type, and a rank with another
+// count that passes every string on to its subtree before it throws.
+BOOST_AUTO_TEST_CASE_TEMPLATE(few_long_strings_broadcast_straight_into_place, Cfg,
+                              tc_test::Configs) {
+  using Topo = typename Cfg::topology;
+  Cfg::sweep([&](int p, auto on_ranks) {
+    if (p > (tc_test::sanitized ? 5 : 17)) return;
+    std::vector<std::string> want{std::string(90000, 'a') + "end", "", std::string(50000, 'b'),
+                                  "tail"};
+    for (std::size_t i = 0; i < want[0].size(); i += 997) want[0][i] = 'z';
+    const std::vector<std::u32string> want32{std::u32string(20000, U'\x1F600'), U"y"};
+    on_ranks([&](auto& comm, Check& check) {
+      const int r = comm.rank();
+      const std::string who = "rank " + std::to_string(r) + " of " + std::to_string(p);
+      for (int root = 0; root < p; ++root) {
+        std::vector<std::string> buf =
+            r == root ? want : std::vector<std::string>{"stale", std::string(70000, 's'), "", ""};
+        broadcast<Topo>(comm, buf, root);
+        check.expect(buf == want, Topo::name(), " long strings straight into place, root ", root,
+                     ", ", who);
+        std::vector<std::u32string> b32 = r == root ? want32 : std::vector<std::u32string>(2);
+        broadcast<Topo>(comm, b32, root);
+        check.expect(b32 == want32, Topo::name(), " long u32strings, root ", root, ", ", who);
+        // one string just past the head goes straight into place too
+        std::vector<std::string> one{r == root ? std::string(2100, 'o') + "!" : "stale"};
+        broadcast<Topo>(comm, one, root);
+        check.expect(one[0] == std::string(2100, 'o') + "!", Topo::name(),
+                     " one string past the head, root ", root, ", ", who);
+      }
+      if (p == 1) return;
+      const int odd = p - 1;  // a leaf or an inner node, by topology
+      std::vector<std::string> buf =
+          r == 0 ? want : std::vector<std::string>(want.size() + (r == odd));
+      if (r == odd)
+        check.throws<message_error>([&] { broadcast<Topo>(comm, buf, 0); },
+                                    {"broadcast", who, "broadcast 4 strings", "holds 5"},
+                                    "long strings of a mismatched count");
+      else {
+        broadcast<Topo>(comm, buf, 0);
+        check.expect(buf == want, Topo::name(), " long strings past a mismatch, ", who);
+      }
+    });
+  });
+}
+
 // ---------------------------------------------------------------------------
 // Every send synchronous (eager_limit 0): the order of sends and receives must
 // be deadlock-free on its own, without buffering.
