@@ -640,9 +640,10 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(long_string_broadcast_from_every_root, Cfg, tc_tes
 // A few long strings (the encoding past the 2 KiB head, 32 KiB of characters
 // per string after the first) skip the encoding: the head carries their
 // lengths, then each string's characters are broadcast straight into the
-// receivers' strings, which held other contents. Every root,
-// an empty string among them, a wider character type, and a rank with another
-// count that passes every string on to its subtree before it throws.
+// receivers' strings, which held other contents. Every root, an empty string
+// among them, a wider character type, one string just past the head, and a
+// rank with another count that passes every string on to its subtree before
+// it throws.
 BOOST_AUTO_TEST_CASE_TEMPLATE(few_long_strings_broadcast_straight_into_place, Cfg,
                               tc_test::Configs) {
   using Topo = typename Cfg::topology;
