@@ -61,9 +61,9 @@ void broadcast(C& c, Buf&& buffer, int root, const options& opt = {}) {
     // from the root's string straight into the others' strings, with no copy
     // on either side. Each string past the first costs one more pass through
     // the tree, so the others must bring 32 KiB of characters each (every
-    // length must also fit in the head). Measured, np = 4, one string of
-    // 64 KiB: 0.58-0.71x the time of Boost.MPI's broadcast, against
-    // 0.85-0.99x through the encoding (256 KiB: 0.39-0.55x, 0.83-0.94x).
+    // length must also fit in the head). Measured, np = 4, A/B against the
+    // encoded path, one string of 64 KiB: 0.58-0.71x the time of Boost.MPI's
+    // broadcast against 0.85-0.99x (256 KiB: 0.39-0.55x against 0.83-0.94x).
     using u64 = std::uint64_t;
     using Ch = typename T::value_type;
     constexpr std::size_t head = 2048;  // below Open MPI shared memory's 4 KiB eager limit
