@@ -85,8 +85,8 @@ void broadcast(C& c, Buf&& buffer, int root, const options& opt = {}) {
     std::byte* enc = first.data() + sizeof(u64);  // where the encoding starts
     if (rank == root) {
       const u64 count = buf.size();
-      std::memcpy(first.data(), &n, sizeof n);
       if (goes_direct(count, n)) {  // the head holds [size][count][lengths] and zeros
+        std::memcpy(first.data(), &n, sizeof n);
         std::memcpy(enc, &count, sizeof count);
         for (std::size_t i = 0; i < buf.size(); ++i) {
           const u64 len = buf[i].size();
