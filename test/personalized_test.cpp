@@ -715,9 +715,10 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(bad_arguments_throw_before_communicating, Cfg, tc_
           [&] { all_to_all_v<Topo>(cc, in, ok, out_p, ok); },
           {"all_to_all_v", rank, std::to_string(P * 3), std::to_string(P)},
           "sum of send_counts (receive counts given)");
-      check.throws<std::invalid_argument>(
-          [&] { all_to_all_v<Topo>(cc, first, ok, std::span<int>(in.data(), P), ok); },
-          {"all_to_all_v", rank, "share memory"}, "in and out overlap");
+      if (p > 1)
+        check.throws<std::invalid_argument>(
+            [&] { all_to_all_v<Topo>(cc, first, ok, std::span<int>(in.data() + 1, P), ok); },
+            {"all_to_all_v", rank, "overlap"}, "in and out overlap");
       check.throws<std::invalid_argument>(
           [&] {
             all_to_all_v<Topo>(cc, first, ok, out_p, ok, options{algorithm::store_and_forward});

@@ -32,6 +32,7 @@
 #include "../core/tags.hpp"
 #include "../kernels/personalized.hpp"
 #include "../topology/topology.hpp"
+#include "arguments.hpp"
 
 namespace topocoll {
 
@@ -42,22 +43,17 @@ void all_to_all(C& c, In&& input, Out&& output, const options& opt = {}) {
   static_assert(std::is_default_constructible_v<T> && std::is_copy_assignable_v<T>,
                 "all_to_all keeps scratch blocks of the element type: it must be default "
                 "constructible and copy assignable");
-  constexpr std::string_view op = "all_to_all";
   const std::span<const T> in = detail::in_span(input);
   const std::span<T> out = detail::out_span(output);
-  const int rank = c.rank();
-  const int p = c.size();
-  const layout l = detail::shape_or_throw<Topo>(op, rank, p);
-  if (in.size() % static_cast<std::size_t>(p) != 0)
-    detail::invalid(op, rank, p, "in holds ", in.size(), " elements, not a multiple of p = ", p,
-                    " (p blocks of m elements)");
-  detail::check_size(op, rank, p, "out (in.size())", out.size(), in.size());
-  if (opt.algo != algorithm::automatic && opt.algo != algorithm::store_and_forward &&
-      opt.algo != algorithm::pairwise)
-    detail::invalid(op, rank, p, "algorithm ", to_string(opt.algo),
-                    " does not apply; use automatic, store_and_forward or pairwise");
-  const std::size_t m = in.size() / static_cast<std::size_t>(p);
-  detail::personalized::all_to_all<Topo>(c, l, in, out, m, opt.algo, opt.cost,
+  const auto call = detail::open_call<Topo>("all_to_all", c);
+  const auto P = static_cast<std::size_t>(call.p());
+  if (in.size() % P != 0)
+    call.reject("in holds ", in.size(), " elements, not a multiple of p = ", P,
+                " (p blocks of m elements)");
+  call.size("out (in.size())", out.size(), in.size());
+  call.algorithm(opt.algo, {algorithm::store_and_forward, algorithm::pairwise});
+  call.in_place(in, detail::cspan(out), 0);
+  detail::personalized::all_to_all<Topo>(c, Topo::shape(call.p()), in, out, opt,
                                          detail::tag::all_to_all);
 }
 

@@ -1,10 +1,14 @@
 #pragma once
-// Elementwise combination, the only arithmetic the collectives do. `lo` always
-// holds the lower ranks' partial: the operand order of the seeds' "sum := sum + X"
-// made explicit so non-commutative operators keep rank order.
+// Elementwise combination and block copies, the only data work the collectives
+// do. `lo` always holds the lower ranks' partial: the operand order of the
+// seeds' "sum := sum + X" made explicit so non-commutative operators keep rank
+// order. Trivially copyable blocks move as raw bytes.
 
+#include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <span>
+#include <type_traits>
 #include <utility>
 
 namespace topocoll::detail {
@@ -28,6 +32,44 @@ void combine(std::span<T> acc, std::span<const T> x, bool x_is_lower, const Op& 
     combine_left(acc, x, op);
   else
     combine_right(acc, x, op);
+}
+
+// dst[i] = lo[i] op hi[i]: a combination written straight into a third buffer,
+// which saves the copy that an in-place combine would need first.
+template <class T, class Op>
+void combine_into(std::span<T> dst, std::span<const T> lo, std::span<const T> hi, const Op& op) {
+  for (std::size_t i = 0; i < dst.size(); ++i) dst[i] = op(lo[i], hi[i]);
+}
+
+// to = from (to.size() == from.size()); nothing when they are the same
+// elements. The two never overlap otherwise (the aliasing rule of
+// collectives/arguments.hpp and the kernels' own buffers).
+template <class T>
+void copy_to(std::span<const T> from, std::span<T> to) {
+  if (from.data() == to.data() || from.empty()) return;
+  if constexpr (std::is_trivially_copyable_v<T>)
+    std::memcpy(to.data(), from.data(), from.size_bytes());
+  else
+    std::copy(from.begin(), from.end(), to.begin());
+}
+template <class T>
+void copy_to(std::span<T> from, std::span<T> to) {
+  copy_to(std::span<const T>(from), to);
+}
+
+// The same, moving: from's elements are left valid but unspecified.
+template <class T>
+void move_to(std::span<T> from, std::span<T> to) {
+  if (from.data() == to.data() || from.empty()) return;
+  if constexpr (std::is_trivially_copyable_v<T>)
+    std::memcpy(to.data(), from.data(), from.size_bytes());
+  else
+    std::move(from.begin(), from.end(), to.begin());
+}
+
+template <class T>
+std::span<const T> cspan(std::span<T> s) {
+  return s;
 }
 
 }  // namespace topocoll::detail

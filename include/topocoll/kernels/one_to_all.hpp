@@ -1,9 +1,11 @@
 #pragma once
-// The one-to-all kernel: Algorithm 4.2 of Grama et al. ch. 4.1 ("one-to-all
-// broadcast of a message X initiated by source on a d-dimensional hypothetical
-// hypercube"), read as a fold over the dimensions of a topocoll::layout, and its
-// dual, Algorithm 4.3 (all-to-one reduction), which walks the same edges in the
-// reverse order and direction.
+// The tree sweep: Algorithm 4.2 of Grama et al. ch. 4.1 ("one-to-all broadcast
+// of a message X initiated by source on a d-dimensional hypothetical
+// hypercube"), read as a fold of dimension steps (topology/step.hpp) over the
+// dimensions of a topocoll::layout, and its dual, Algorithm 4.3 (all-to-one
+// reduction), which walks the same edges in the reverse order and direction.
+// broadcast, reduce, scatter and gather are this sweep with different payloads;
+// all_gather, all_reduce and reduce_scatter use it for algorithm::tree.
 //
 // The fold yields a spanning tree of the virtual ranks rooted at 0. Every edge
 // splits the range of virtual ranks the sender is responsible for: the child w
@@ -11,117 +13,70 @@
 // and a rank only takes part in dimension j when its coordinates below j are 0
 // (the mask test of line 7), every such range is CONTIGUOUS in virtual ranks.
 // That is what makes scatter and gather move one block per message and what
-// tells reduce which partial is the lower one.
-//
-// Per dimension, chosen at compile time from Topo::kind:
-//   binary   coordinate 0 sends to coordinate 1: exactly the mask loop;
-//   linear   recursive halving of a linear array, farthest node first
-//            (Figure 4.2: congestion-free on a linear array or ring);
-//   knomial  coordinate 0 sends to coordinates K-1, ..., 1 (k-nomial tree).
-// Virtual ranks >= p (Hypercube<> and Tree<K> on a p that fills no whole
-// hypercube/tree) do not exist: edges to them are skipped and ranges clipped.
+// tells reduce which partial is the lower one. Virtual ranks >= p (Hypercube<>
+// and Tree<K> on a p that fills no whole hypercube/tree) do not exist: edges to
+// them are skipped and ranges clipped.
 
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <span>
-#include <string_view>
 #include <type_traits>
-#include <utility>
-#include <vector>
 
-#include "../core/errors.hpp"
+#include "../core/concepts.hpp"
+#include "../core/elementwise.hpp"
+#include "../core/nonblocking.hpp"
+#include "../core/ops.hpp"
 #include "../core/options.hpp"
+#include "../core/tags.hpp"
+#include "../core/workspace.hpp"
 #include "../topology/layout.hpp"
+#include "../topology/step.hpp"
 #include "../topology/topology.hpp"
 #include "one_to_all_ring.hpp"
 
 namespace topocoll::detail::one_to_all {
 
-// down: root to leaves (broadcast, scatter); up: leaves to root (reduce, gather).
-enum class sweep { down, up };
-
-// One edge of the tree, seen from the rank that visits it.
-struct link {
-  int peer;       // virtual rank at the other end
-  int lo, hi;     // virtual ranks [lo, hi) below the edge (the child's subtree), clipped to p
-  int dim;        // index into layout::dims of the dimension the edge runs along
-  bool to_child;  // peer is this rank's child; false: peer is its parent
-};
-
 // Calls f(link) for every edge virtual rank v takes part in, in the order v
 // must communicate: dimensions high to low for sweep::down (at most one edge to
 // the parent, first, then the children), low to high and reversed for sweep::up
-// (the children, then the parent). In sweep::down, v receives from its parent
-// and sends to its children; in sweep::up, the other way round.
-template <Topology Topo, sweep S, class F>
+// (the children, then the parent).
+template <dim_kind K, sweep S, class F>
 constexpr void for_each_link(const layout& l, int v, F&& f) {
-  const int p = l.p;
-  auto clip = [p](int x) { return x < p ? x : p; };
-  auto dim_step = [&](int j) {
-    const int s = l.dims[j].stride;
-    if constexpr (Topo::kind == dim_kind::binary) {
-      // Algorithm 4.2, lines 6-13, with s = 2^j: mask = s - 1.
-      if ((v & (s - 1)) != 0) return;
-      if ((v & s) != 0)
-        f(link{v ^ s, v, clip(v + s), j, false});
-      else if ((v ^ s) < p)
-        f(link{v ^ s, v ^ s, clip(v + 2 * s), j, true});
-    } else {
-      const int r = l.dims[j].radix;
-      if (v % s != 0) return;  // a lower coordinate is not 0: the mask test of line 7
-      const int c = (v / s) % r;
-      const int base = v - c * s;
-      if constexpr (Topo::kind == dim_kind::knomial) {
-        if (c != 0) {
-          f(link{base, v, clip(v + s), j, false});
-        } else if constexpr (S == sweep::down) {
-          for (int k = r - 1; k >= 1; --k)  // farthest first: each child's range ends where
-            if (base + k * s < p)           // the previous one began, like the linear halving
-              f(link{base + k * s, base + k * s, clip(base + (k + 1) * s), j, true});
-        } else {
-          for (int k = 1; k < r && base + k * s < p; ++k)
-            f(link{base + k * s, base + k * s, clip(base + (k + 1) * s), j, true});
-        }
-      } else {
-        static_assert(Topo::kind == dim_kind::linear, "unknown dim_kind");
-        // Recursive halving of [0, r): the holder of [lo, hi) sends to mid, the
-        // farthest node of the upper half, which takes over [mid, hi).
-        std::array<link, 32> ev{};
-        int n = 0;
-        int lo = 0, hi = r;
-        while (hi - lo > 1) {
-          const int mid = lo + (hi - lo + 1) / 2;
-          if (c < mid) {
-            if (c == lo && base + mid * s < p)
-              ev[n++] = link{base + mid * s, base + mid * s, clip(base + hi * s), j, true};
-            hi = mid;
-          } else {
-            if (c == mid) ev[n++] = link{base + lo * s, v, clip(base + hi * s), j, false};
-            lo = mid;
-          }
-        }
-        if constexpr (S == sweep::down)
-          for (int i = 0; i < n; ++i) f(ev[i]);
-        else
-          for (int i = n - 1; i >= 0; --i) f(ev[i]);
-      }
-    }
-  };
   if constexpr (S == sweep::down)
-    for (int j = l.ndims - 1; j >= 0; --j) dim_step(j);
+    for (int j = l.ndims - 1; j >= 0; --j) dim_step<K>::template edges<S>(l, v, j, f);
   else
-    for (int j = 0; j < l.ndims; ++j) dim_step(j);
+    for (int j = 0; j < l.ndims; ++j) dim_step<K>::template edges<S>(l, v, j, f);
 }
 
 // End of the range [v, hi) of virtual ranks v is responsible for.
-template <Topology Topo>
+template <dim_kind K>
 constexpr int subtree_end(const layout& l, int v) {
   int hi = l.p;  // the root's
-  for_each_link<Topo, sweep::down>(l, v, [&](const link& e) {
+  for_each_link<K, sweep::down>(l, v, [&](const link& e) {
     if (!e.to_child) hi = e.hi;
   });
   return hi;
+}
+
+// The tree of a topology over p ranks with `root` as virtual rank 0.
+template <Topology Topo>
+struct rooted_tree {
+  layout l;
+  int root;
+  int to_virtual(int rank) const { return Topo::to_virtual(l, rank, root); }
+  int to_real(int v) const { return Topo::to_real(l, v, root); }
+};
+
+// The k-nomial tree a topology runs algorithm::tree on: its own for Tree<K>,
+// the binomial tree (a hypercube's) otherwise.
+template <Topology Topo>
+using tree_topology = std::conditional_t<Topo::kind == dim_kind::knomial, Topo, Hypercube<>>;
+
+template <Topology Topo>
+rooted_tree<tree_topology<Topo>> tree_at_zero(int p) {
+  return {tree_topology<Topo>::shape(p), 0};
 }
 
 // Whether the relabelling for `root` is the XOR of the seeds on a topology
@@ -130,7 +85,7 @@ constexpr int subtree_end(const layout& l, int v) {
 // exactly when bit j of the root is set: rank order survives the relabelling.
 template <Topology Topo>
 constexpr bool xor_on_binary_dims(const layout& l) {
-  if constexpr (!std::is_base_of_v<detail::xor_or_shift_relabel, Topo>) {
+  if constexpr (!std::is_base_of_v<xor_or_shift_relabel, Topo>) {
     return false;
   } else {
     if (!is_pow2(l.p)) return false;
@@ -140,18 +95,193 @@ constexpr bool xor_on_binary_dims(const layout& l) {
   }
 }
 
-// Rejects an algorithm the one-to-all operations cannot run on this topology,
-// before any communication: tree everywhere, pipelined on a Ring.
-template <Topology Topo>
-void check_algorithm(std::string_view op, int rank, int p, algorithm a) {
-  if (a == algorithm::automatic || a == algorithm::tree) return;
-  if (a == algorithm::pipelined) {
-    if constexpr (std::is_same_v<Topo, Ring>) return;
-    invalid(op, rank, p, "algorithm::pipelined needs the Ring topology, got ", Topo::name(),
-            " (use algorithm::tree or algorithm::automatic)");
+// Root to leaves: the parent's buffer arrives in buf, then goes to every child
+// (concurrently where the transport allows it).
+template <Topology Topo, Transport C, class T>
+void broadcast_sweep(C& c, const rooted_tree<Topo>& t, std::span<T> buf, int tag) {
+  send_batch<C, T> sends(c);
+  for_each_link<Topo::kind, sweep::down>(t.l, t.to_virtual(c.rank()), [&](const link& e) {
+    const int peer = t.to_real(e.peer);
+    if (e.to_child)
+      sends.send(peer, tag, std::span<const T>(buf));
+    else
+      c.recv(peer, tag, buf);
+  });
+  sends.wait();
+}
+
+// Scatter's sweep: the rank's subtree [v, end) arrives from its parent in
+// `sub`; each child gets its subtree [lo, hi) from blocks(lo, hi), as one
+// contiguous message.
+template <Topology Topo, Transport C, class T, class Blocks>
+void scatter_sweep(C& c, const rooted_tree<Topo>& t, std::span<T> sub, Blocks&& blocks, int tag) {
+  send_batch<C, T> sends(c);
+  for_each_link<Topo::kind, sweep::down>(t.l, t.to_virtual(c.rank()), [&](const link& e) {
+    if (e.to_child)
+      sends.send(t.to_real(e.peer), tag, std::span<const T>(blocks(e.lo, e.hi)));
+    else
+      c.recv(t.to_real(e.peer), tag, sub);
+  });
+  sends.wait();
+}
+
+// Gather's sweep, the reverse: each child's subtree [lo, hi) arrives in
+// blocks(lo, hi), then up(end, parent) (the rank's own [v, end)) goes to its
+// parent.
+template <Topology Topo, Transport C, class Blocks, class Up>
+void gather_sweep(C& c, const rooted_tree<Topo>& t, Blocks&& blocks, Up&& up, int tag) {
+  const int v = t.to_virtual(c.rank());
+  int end = v + 1;
+  for_each_link<Topo::kind, sweep::up>(t.l, v, [&](const link& e) {
+    if (e.to_child) {
+      c.recv(t.to_real(e.peer), tag, blocks(e.lo, e.hi));
+      end = e.hi;
+    } else {
+      const int parent = t.to_real(e.peer);
+      c.send(parent, tag, up(end, parent));
+    }
+  });
+}
+
+// A result computed at rank `from` goes to rank `to` (tag::forward).
+template <Transport C, class T>
+void forward(C& c, int from, int to, std::span<const T> result, std::span<T> out, int tag) {
+  if (from == to) return;
+  if (c.rank() == from)
+    c.send(to, tag, result);
+  else if (c.rank() == to)
+    c.recv(from, tag, out);
+}
+
+// Algorithm 4.3: in reduced to out at root. The tree is built over virtual
+// ranks and every partial covers a contiguous range of them, so rank order is
+// kept when the root is 0, when the relabelling is the XOR of the seeds on
+// binary dimensions (the partner's block is then the lower one iff the root's
+// bit of that dimension is set), or when the operator commutes. Otherwise the
+// reduction runs towards rank 0 and rank 0 forwards the result to the root:
+// one extra message, as MPICH does for non-commutative operators.
+template <Topology Topo, Transport C, class T, class Op>
+void tree_reduce(C& c, const layout& l, std::span<const T> in, std::span<T> out, const Op& op,
+                 int root, int tag) {
+  const bool xor_binary = xor_on_binary_dims<Topo>(l);
+  const rooted_tree<Topo> t{l, (is_commutative_v<Op, T> || root == 0 || xor_binary) ? root : 0};
+  const int rank = c.rank();
+  std::optional<scratch<T>> acc_store, tmp;
+  std::span<T> acc;              // this rank's partial, once a child has sent one
+  std::span<const T> mine = in;  // what goes to the parent: a leaf sends its input as it is
+  for_each_link<Topo::kind, sweep::up>(l, t.to_virtual(rank), [&](const link& e) {
+    const int peer = t.to_real(e.peer);
+    if (!e.to_child) return c.send(peer, tag, mine);
+    if (acc.empty()) {  // the root accumulates in place
+      acc = rank == root && t.root == root ? out : acc_store.emplace(in.size()).span();
+      copy_to(in, acc);
+      tmp.emplace(in.size());
+      mine = acc;
+    }
+    c.recv(peer, tag, tmp->span());
+    const bool child_is_lower = xor_binary && t.root != 0 && (t.root & l.dims[e.dim].stride) != 0;
+    combine(acc, std::span<const T>(tmp->span()), child_is_lower, op);
+  });
+  forward(c, t.root, root, mine, out, detail::tag::forward);
+}
+
+// Scatter along the tree: in holds p blocks of out.size() at the root. A root
+// other than 0 first lays its blocks out in virtual order, once; an inner node
+// receives its subtree into a work buffer, a leaf straight into out.
+template <Topology Topo, Transport C, class T>
+void tree_scatter(C& c, const layout& l, std::span<const T> in, std::span<T> out, int root,
+                  int tag) {
+  const std::size_t m = out.size();
+  const rooted_tree<Topo> t{l, root};
+  const int rank = c.rank(), v = t.to_virtual(rank), end = subtree_end<Topo::kind>(l, v);
+  auto at = [m](int u) { return static_cast<std::size_t>(u) * m; };
+  const bool rearrange = rank == root && root != 0, inner = rank != root && end - v > 1;
+  scratch<T> store(rearrange ? at(l.p) : inner ? at(end - v) : 0);
+  std::span<const T> src = in;  // the blocks of virtual ranks [v, end), in virtual order
+  std::span<T> sub = inner ? store.span() : out;
+  if (rank == root) {
+    copy_to(in.subspan(at(root), m), out);
+    for (int u = 1; rearrange && u < l.p; ++u)
+      copy_to(in.subspan(at(t.to_real(u)), m), store.span().subspan(at(u), m));
+    if (rearrange) src = store.span();
+  } else {
+    src = sub;
   }
-  invalid(op, rank, p, "algorithm::", to_string(a), " does not apply to ", op,
-          " (use algorithm::tree, algorithm::automatic, or algorithm::pipelined on a Ring)");
+  scatter_sweep(
+      c, t, sub, [&](int lo, int hi) { return src.subspan(at(lo - v), at(hi - lo)); }, tag);
+  if (inner) copy_to(std::span<const T>(store.span().first(m)), out);
+}
+
+// Gather along the tree, the dual: every rank forwards its subtree's blocks as
+// one message, so sizes double towards the root; root 0 collects straight
+// into out, another root reorders its blocks from virtual order once.
+template <Topology Topo, Transport C, class T>
+void tree_gather(C& c, const layout& l, std::span<const T> in, std::span<T> out, int root,
+                 int tag) {
+  const std::size_t m = in.size();
+  const rooted_tree<Topo> t{l, root};
+  const int rank = c.rank(), v = t.to_virtual(rank), end = subtree_end<Topo::kind>(l, v);
+  auto at = [m](int u) { return static_cast<std::size_t>(u) * m; };
+  const bool direct = rank == root && root == 0;
+  scratch<T> store(!direct && end - v > 1 ? at(end - v) : 0);
+  const std::span<T> sub = direct ? out : store.span();  // blocks [v, end), virtual order
+  if (end - v > 1) copy_to(in, sub.first(m));
+  gather_sweep(
+      c, t, [&](int lo, int hi) { return sub.subspan(at(lo - v), at(hi - lo)); },
+      [&](int, int) { return end - v > 1 ? std::span<const T>(sub) : in; }, tag);
+  if (rank != root || root == 0) return;
+  for (int u = 0; u < l.p; ++u)  // virtual order -> rank order, once
+    move_to(store.span().subspan(at(u), m), out.subspan(at(t.to_real(u)), m));
+}
+
+// ---- the choice ----------------------------------------------------------------
+// The tree everywhere; on a Ring, the pipeline where the t_s + t_w m model
+// says it is cheaper (large m), or where it is forced.
+template <Topology Topo, class T>
+bool pipelined(algorithm forced, std::size_t m, int p, const cost_model& cost) {
+  if constexpr (std::is_same_v<Topo, Ring>)
+    return forced == algorithm::pipelined ||
+           (forced == algorithm::automatic && ring_pipeline_wins<T>(m, p, cost));
+  return false;
+}
+
+template <Topology Topo, Transport C, class T>
+void broadcast(C& c, const layout& l, std::span<T> buf, int root, const options& opt) {
+  if (pipelined<Topo, T>(opt.algo, buf.size(), l.p, opt.cost))
+    return ring_broadcast(c, buf, root, ring_segments<T>(buf.size(), l.p, opt.cost),
+                          detail::tag::broadcast);
+  broadcast_sweep(c, rooted_tree<Topo>{l, root}, buf, detail::tag::broadcast);
+}
+
+// The pipeline's partials cover distances k..p-1 from its end: rank order
+// only when that end is rank 0, so a non-commutative reduction to another
+// root runs towards 0 and forwards.
+template <Topology Topo, Transport C, class T, class Op>
+void reduce(C& c, const layout& l, std::span<const T> in, std::span<T> out, const Op& op, int root,
+            const options& opt) {
+  const std::size_t m = in.size();
+  if (!pipelined<Topo, T>(opt.algo, m, l.p, opt.cost))
+    return tree_reduce<Topo>(c, l, in, out, op, root, detail::tag::reduce);
+  const int chain_root = (is_commutative_v<Op, T> || root == 0) ? root : 0;
+  std::optional<scratch<T>> result;
+  std::span<T> dst = out;
+  if (c.rank() == chain_root && chain_root != root) dst = result.emplace(m).span();
+  ring_reduce(c, in, dst, op, chain_root, ring_segments<T>(m, l.p, opt.cost), detail::tag::reduce);
+  forward(c, chain_root, root, std::span<const T>(dst), out, detail::tag::forward);
+}
+
+template <Topology Topo, Transport C, class T>
+void scatter(C& c, const layout& l, std::span<const T> in, std::span<T> out, int root,
+             const options& opt) {
+  if (opt.algo == algorithm::pipelined) return ring_scatter(c, in, out, root, detail::tag::scatter);
+  tree_scatter<Topo>(c, l, in, out, root, detail::tag::scatter);
+}
+
+template <Topology Topo, Transport C, class T>
+void gather(C& c, const layout& l, std::span<const T> in, std::span<T> out, int root,
+            const options& opt) {
+  if (opt.algo == algorithm::pipelined) return ring_gather(c, in, out, root, detail::tag::gather);
+  tree_gather<Topo>(c, l, in, out, root, detail::tag::gather);
 }
 
 }  // namespace topocoll::detail::one_to_all

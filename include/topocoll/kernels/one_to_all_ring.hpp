@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "../core/elementwise.hpp"
+#include "../core/errors.hpp"
 #include "../core/nonblocking.hpp"
 #include "../core/options.hpp"
 #include "../core/workspace.hpp"
@@ -21,11 +22,8 @@
 namespace topocoll::detail::one_to_all {
 
 // A pipeline segment carries at least 50 start-ups' worth of bytes (50 t_s /
-// t_w: 250 KB under the default model): a message per segment costs far more
-// than the model's t_s on an oversubscribed node. Measured, np = 4 on 2
-// cores: the ring scan with 5 segments of 13 KiB at 64 KiB was 1.5x slower
-// than one message, 16 of 256 KiB at 4 MiB 1.2x faster; the ring broadcast
-// with the model's 5 segments at 64 KiB 2.4x slower than the tree.
+// t_w: 250 KB under the default model): on a busy node a message per segment
+// costs far more than the model's t_s (benchmark/README.md has the figures).
 inline std::size_t min_segment_bytes(const cost_model& cost) {
   const double b = 50.0 * cost.ts_us / std::max(cost.tw_us_per_byte, 1e-12);
   return b < 1.0 ? 1 : b > 1e15 ? std::size_t{1} << 50 : static_cast<std::size_t>(b);
@@ -135,8 +133,8 @@ void ring_reduce(C& c, std::span<const T> in, std::span<T> out, const Op& op, in
   if (d != 0) {
     acc = store.span();
     std::copy(in.begin(), in.end(), acc.begin());
-  } else if (in.data() != out.data()) {
-    std::copy(in.begin(), in.end(), out.begin());
+  } else {
+    copy_to(in, out);
   }
   detail::scratch<T> tmp(segment(m, r, 0).second);
   auto part = [&](std::size_t i) {
@@ -171,8 +169,7 @@ void ring_scatter(C& c, std::span<const T> in, std::span<T> out, int root, int t
       const int dest = (root + p - 1 - i) % p;
       c.send(next, tag, in.subspan(static_cast<std::size_t>(dest) * m, m));
     }
-    std::copy_n(in.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(root) * m), m,
-                out.begin());
+    copy_to(in.subspan(static_cast<std::size_t>(root) * m, m), out);
     return;
   }
   const int n = p - (rank - root + p) % p;  // blocks that reach this rank; the last is its own
@@ -201,8 +198,7 @@ void ring_gather(C& c, std::span<const T> in, std::span<T> out, int root, int ta
   const int next = (rank + 1) % p;
   const int prev = (rank + p - 1) % p;
   if (rank == root) {
-    std::copy_n(in.begin(), m,
-                out.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(root) * m));
+    copy_to(in, out.subspan(static_cast<std::size_t>(root) * m, m));
     for (int d = 1; d < p; ++d) {
       const auto at = static_cast<std::size_t>((root + d) % p) * m;
       c.recv(next, tag, out.subspan(at, m));

@@ -425,23 +425,23 @@ algorithm choose(const layout& l, std::size_t block_bytes, const cost_model& cm,
 }
 
 // The whole fixed-size exchange, once the arguments are checked: in and out
-// hold p blocks of m elements. `algo` is automatic, store_and_forward or pairwise.
+// hold p blocks of m elements, or are the same elements (in-place use: in is
+// read from a private copy). opt.algo: automatic, store_and_forward or pairwise.
 template <Topology Topo, Transport C, class T>
-void all_to_all(C& c, const layout& l, std::span<const T> in, std::span<T> out, std::size_t m,
-                algorithm algo, const cost_model& cm, int tag) {
-  if (l.p == 1) {
-    if (in.data() != out.data()) copy_n(in.data(), m, out.data());
-    return;
-  }
+void all_to_all(C& c, const layout& l, std::span<const T> in, std::span<T> out, const options& opt,
+                int tag) {
+  const std::size_t m = in.size() / to_size(l.p);
   if (m == 0) return;
+  if (l.p == 1) return copy_to(in, out);
   std::optional<detail::scratch<T>> copy;
-  if (overlap<T>(in, out)) {  // in-place use: read from a private copy
+  if (in.data() == out.data()) {
     copy.emplace(in.size());
     copy_n(in.data(), in.size(), copy->data());
     in = copy->span();
   }
+  algorithm algo = opt.algo;
   if (algo == algorithm::automatic)
-    algo = choose<Topo>(l, m * sizeof(T), cm, send_batch<C, T>::nonblocking);
+    algo = choose<Topo>(l, m * sizeof(T), opt.cost, send_batch<C, T>::nonblocking);
   if (algo == algorithm::store_and_forward)
     store_and_forward<Topo>(c, l, in, out, m, tag);
   else

@@ -19,16 +19,30 @@
 #include <algorithm>
 #include <cstddef>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "../core/concepts.hpp"
+#include "../core/elementwise.hpp"
 #include "../core/errors.hpp"
 #include "../core/nonblocking.hpp"
 #include "../core/options.hpp"
+#include "../core/tags.hpp"
 #include "../core/workspace.hpp"
 #include "../topology/topology.hpp"
 #include "personalized.hpp"
+
+namespace topocoll {
+
+// The result of all_to_all_v, in source-rank order.
+template <class T>
+struct all_to_all_v_result {
+  std::vector<T> data;              // counts[0] elements from rank 0, then rank 1's, ...
+  std::vector<std::size_t> counts;  // counts[i]: elements received from rank i
+};
+
+}  // namespace topocoll
 
 namespace topocoll::detail::personalized {
 
@@ -282,6 +296,132 @@ inline algorithm choose_v(int p, const traffic& tr, std::size_t elem_bytes, cons
   const double meta = 2 * steps * cm.message(P * sizeof(std::size_t));
   const double two = steps * (cm.message(s1 * elem_bytes) + cm.message(s2 * elem_bytes)) + meta;
   return two < direct ? algorithm::two_stage : algorithm::pairwise;
+}
+
+// ---- the whole exchange ---------------------------------------------------------
+
+// A fixed-size all_to_all of the counts over the topology (store-and-forward
+// for these small blocks under the default model).
+template <Topology Topo, Transport C>
+struct count_exchange {
+  C& c;
+  const layout& l;
+  const cost_model& cost;
+  void operator()(std::span<const std::size_t> s, std::span<std::size_t> d) const {
+    all_to_all<Topo>(c, l, s, d, options{algorithm::automatic, cost}, tag::all_to_all_v_counts);
+  }
+};
+
+// automatic on a blocking transport: every rank knows every S_i and largest
+// block (from the count exchange, K = 3 counts per pair), but only its own R_j.
+// max_j R_j lies between max(m_max, sum S_i / p) and min(sum S_i, p m_max), and
+// the two-stage cost grows with it: when both bounds pick the same algorithm
+// that is the choice; otherwise one more exchange gets R.
+template <class T, class Exchange>
+algorithm choose_v_agreed(int p, std::span<const std::size_t> all, std::size_t received,
+                          std::span<std::size_t> scratch_counts, const Exchange& exchange,
+                          const cost_model& cost) {
+  const std::size_t P = to_size(p), K = 3;
+  traffic tr;
+  std::size_t sum = 0;
+  for (std::size_t i = 0; i < P; ++i) {
+    tr.max_send = std::max(tr.max_send, all[K * i + 1]);
+    tr.max_message = std::max(tr.max_message, all[K * i + 2]);
+    sum += all[K * i + 1];
+  }
+  traffic lo = tr, hi = tr;
+  lo.max_recv = std::max(tr.max_message, (sum + P - 1) / P);
+  hi.max_recv = std::min(sum, P * tr.max_message);
+  const algorithm a = choose_v(p, lo, sizeof(T), cost);
+  if (a == choose_v(p, hi, sizeof(T), cost)) return a;
+  const std::span<std::size_t> mine = scratch_counts.first(P), theirs = scratch_counts.last(P);
+  std::fill(mine.begin(), mine.end(), received);
+  exchange(mine, theirs);
+  tr.max_recv = *std::max_element(theirs.begin(), theirs.end());
+  return choose_v(p, tr, sizeof(T), cost);
+}
+
+// all_to_all_v with the counts exchanged first, on any transport; the result
+// sized from them. One exchange of K counts per rank pair: the count, and for
+// automatic (every rank must pick the same algorithm) this rank's S_i and
+// largest block.
+template <Topology Topo, Transport C, class T>
+void exchange_counts_then_data(C& c, const layout& l, std::span<const T> in,
+                               std::span<const std::size_t> send_counts, all_to_all_v_result<T>& r,
+                               const options& opt) {
+  const std::size_t P = to_size(l.p);
+  const count_exchange<Topo, C> exchange{c, l, opt.cost};
+  const bool agree = opt.algo == algorithm::automatic && l.p > 2;
+  const std::size_t K = agree ? 3 : 1;
+  const scratch<std::size_t> meta(2 * K * P + 2 * (P + 1));
+  const std::span<std::size_t> mine = meta.span().first(K * P),
+                               all = meta.span().subspan(K * P, K * P);
+  const std::span<std::size_t> sdispl = meta.span().subspan(2 * K * P, P + 1);
+  const std::span<std::size_t> rdispl = meta.span().subspan(2 * K * P + P + 1, P + 1);
+  const std::size_t biggest = *std::max_element(send_counts.begin(), send_counts.end());
+  for (std::size_t k = 0; k < P; ++k) {
+    mine[K * k] = send_counts[k];
+    if (agree) mine[K * k + 1] = in.size(), mine[K * k + 2] = biggest;
+  }
+  exchange(mine, all);
+  r.counts.resize(P);
+  for (std::size_t i = 0; i < P; ++i) r.counts[i] = all[K * i];
+  displacements(send_counts, sdispl);
+  displacements(r.counts, rdispl);
+  r.data.resize(rdispl[P]);
+  algorithm algo = opt.algo;
+  if (algo == algorithm::automatic)
+    algo = agree ? choose_v_agreed<T>(l.p, all, rdispl[P], mine, exchange, opt.cost)
+                 : algorithm::pairwise;
+  const std::span<T> data(r.data);
+  if (algo == algorithm::two_stage)
+    two_stage_v(c, in, cspan(sdispl), data, cspan(rdispl), exchange, tag::all_to_all_v);
+  else
+    direct_v(c, in, cspan(sdispl), data, cspan(rdispl), true, tag::all_to_all_v);
+}
+
+// A non-blocking transport runs the direct exchange with the counts folded in
+// (one phase), and automatic is always that: with every send posted at once
+// the exchange lasts about t_s + t_w max(S_i, R_j), which the two-stage
+// algorithm, moving every element twice, cannot beat.
+template <Topology Topo, Transport C, class T>
+void all_to_all_v(C& c, const layout& l, std::span<const T> in,
+                  std::span<const std::size_t> send_counts, all_to_all_v_result<T>& r,
+                  const options& opt) {
+  if constexpr (NonblockingTransport<C, T> && NonblockingTransport<C, std::size_t>) {
+    if (opt.algo != algorithm::two_stage) {
+      const scratch<std::size_t> sd(to_size(l.p) + 1);
+      displacements(send_counts, sd.span());
+      return direct_v_counted(c, in, send_counts, cspan(sd.span()), r.data, r.counts,
+                              tag::all_to_all_v_counts, tag::all_to_all_v);
+    }
+  }
+  exchange_counts_then_data<Topo>(c, l, in, send_counts, r, opt);
+}
+
+// The receive counts known (MPI_Alltoallv's contract): no count exchange, the
+// result into out. in may be out itself (in-place use: read from a copy).
+template <Topology Topo, Transport C, class T>
+void all_to_all_v(C& c, const layout& l, std::span<const T> in,
+                  std::span<const std::size_t> send_counts, std::span<T> out,
+                  std::span<const std::size_t> recv_counts, const options& opt) {
+  const std::size_t P = to_size(l.p);
+  std::optional<scratch<T>> copy;
+  if (in.data() == out.data() && !in.empty()) {
+    copy.emplace(in.size());
+    copy_n(in.data(), in.size(), copy->data());
+    in = copy->span();
+  }
+  const scratch<std::size_t> displ(2 * (P + 1));
+  const std::span<std::size_t> sdispl = displ.span().first(P + 1),
+                               rdispl = displ.span().last(P + 1);
+  displacements(send_counts, sdispl);
+  displacements(recv_counts, rdispl);
+  if (opt.algo == algorithm::two_stage)
+    two_stage_v(c, in, cspan(sdispl), out, cspan(rdispl), count_exchange<Topo, C>{c, l, opt.cost},
+                tag::all_to_all_v);
+  else
+    direct_v(c, in, cspan(sdispl), out, cspan(rdispl), false, tag::all_to_all_v);
 }
 
 }  // namespace topocoll::detail::personalized

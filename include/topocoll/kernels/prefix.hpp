@@ -27,18 +27,29 @@
 #include <algorithm>
 #include <cstddef>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "../core/concepts.hpp"
 #include "../core/elementwise.hpp"
+#include "../core/nonblocking.hpp"
+#include "../core/options.hpp"
+#include "../core/tags.hpp"
+#include "../core/workspace.hpp"
 #include "../topology/layout.hpp"
 #include "../topology/topology.hpp"
-#include "all_to_all_bcast.hpp"
+#include "all_to_all_broadcast.hpp"
+#include "one_to_all_ring.hpp"
 
 namespace topocoll::detail::prefix {
 
-using a2a::cspan;
-using a2a::fold_map;
+using all_to_all_broadcast::fold_map;
+
+// The work space prefix_fold takes: two receive buffers and the partials from
+// below and above, m elements each.
+inline std::size_t work_size(std::size_t m) {
+  return 4 * m;
+}
 
 // acc = x op acc, or acc = x when acc is still empty
 template <class T, class Op>
@@ -130,6 +141,73 @@ bool prefix_fold(C& c, int tag, const layout& vl, int w, const fold_map& fm, std
     if (high_set && need_total) combine_right(msg, cspan(high), op);
   }
   return have_excl;
+}
+
+enum class scan_kind { inclusive, exclusive };
+
+// A chain along one linear dimension (Ring; a Mesh of prime p): the prefix of
+// the lower ranks flows right, written straight into out. Where the transport
+// has non-blocking sends the chain is a pipeline of r segments, (p - 2 + r)
+// (t_s + t_w m / r) instead of (p - 1)(t_s + t_w m): each rank forwards
+// segment i while segment i + 1 arrives.
+template <Transport C, class T, class Op>
+void scan_chain(C& c, std::span<const T> in, std::span<T> out, const Op& op, scan_kind kind,
+                const cost_model& cost) {
+  const int rank = c.rank(), p = c.size();
+  const int tg = kind == scan_kind::inclusive ? tag::scan : tag::exclusive_scan;
+  const bool inclusive = kind == scan_kind::inclusive;
+  const std::size_t m = in.size();
+  scratch<T> tmp_store(rank > 0 && (inclusive || rank < p - 1) ? m : 0);
+  const std::span<T> tmp = tmp_store.span();
+  std::size_t r = 1;
+  if constexpr (send_batch<C, T>::nonblocking && std::is_trivially_copyable_v<T>)
+    r = one_to_all::ring_segments<T>(m, p, cost);  // segments >= 50 t_s / t_w bytes
+  send_batch<C, T> sends(c, r);
+  for (std::size_t i = 0; i < r; ++i) {
+    const auto [lo, n] = one_to_all::segment(m, r, i);
+    const std::span<const T> x = in.subspan(lo, n);
+    const std::span<T> y = out.subspan(lo, n), t = tmp.empty() ? tmp : tmp.subspan(lo, n);
+    std::span<const T> fwd = x;  // x_0 op ... op x_rank
+    if (rank > 0 && inclusive) {
+      c.recv(rank - 1, tg, t);
+      combine_into(y, cspan(t), x, op);
+      fwd = y;
+    } else if (rank > 0) {
+      c.recv(rank - 1, tg, y);
+      if (rank < p - 1) combine_into(t, cspan(y), x, op);
+      fwd = t;
+    } else if (inclusive) {
+      copy_to(x, y);
+    }
+    if (rank < p - 1) sends.send(rank + 1, tg, fwd);
+  }
+  sends.wait();
+}
+
+// scan (inclusive) and exclusive_scan: out on rank r = in_0 op ... op in_r (or
+// in_{r-1}; rank 0's out untouched). in may be out itself (MPI_IN_PLACE): it is
+// read from a private copy then, since out fills while in is still needed.
+template <Topology Topo, Transport C, class T, class Op>
+void scan(C& c, const layout& l, std::span<const T> in, std::span<T> out, const Op& op,
+          scan_kind kind, const cost_model& cost) {
+  const bool inclusive = kind == scan_kind::inclusive;
+  scratch<T> own(in.data() == out.data() ? in.size() : 0);
+  if (!own.span().empty()) {
+    copy_to(in, own.span());
+    in = own.span();
+  }
+  if (Topo::kind == dim_kind::linear && l.ndims == 1) return scan_chain(c, in, out, op, kind, cost);
+  const std::size_t m = in.size();
+  if (l.p > 1) {
+    scratch<T> work_store(m + work_size(m));
+    const std::span<T> msg = work_store.span().first(m);
+    copy_to(in, msg);
+    const bool have = prefix_fold<Topo>(c, inclusive ? tag::scan : tag::exclusive_scan, l, c.rank(),
+                                        fold_map{l.p, 0}, msg, out, true, false,
+                                        work_store.span().subspan(m), op);
+    if (inclusive && have) return combine_right(out, in, op);
+  }
+  if (inclusive) copy_to(in, out);
 }
 
 }  // namespace topocoll::detail::prefix

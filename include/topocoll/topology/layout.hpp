@@ -39,6 +39,8 @@ struct layout {
     return v + (c - coord(v, j)) * dims[j].stride;
   }
   constexpr bool exists(int v) const { return v >= 0 && v < p; }
+  // x, or p when x lies past the last rank
+  constexpr int clip(int x) const { return x < p ? x : p; }
 
   constexpr void push(int radix) {
     if (radix <= 1) return;  // a dimension of one rank moves nothing

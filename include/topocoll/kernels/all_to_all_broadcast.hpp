@@ -42,8 +42,8 @@
 //
 // Tree<K> on p = K^d runs the folds above. With absent ranks (p not a power of
 // K) its digit groups are incomplete; it then gathers / reduces towards rank 0
-// along the k-nomial tree and broadcasts / scatters back (tree_up / tree_down
-// below), which is also algorithm::tree on every topology.
+// along the k-nomial tree and broadcasts / scatters back (the tree sweep of
+// kernels/one_to_all.hpp), which is also algorithm::tree on every topology.
 
 #include <algorithm>
 #include <array>
@@ -59,27 +59,14 @@
 #include "../core/elementwise.hpp"
 #include "../core/errors.hpp"
 #include "../core/options.hpp"
+#include "../core/tags.hpp"
+#include "../core/workspace.hpp"
 #include "../topology/layout.hpp"
+#include "../topology/step.hpp"
 #include "../topology/topology.hpp"
+#include "one_to_all.hpp"
 
-namespace topocoll::detail::a2a {
-
-// dst[i] = lo[i] op hi[i]: a combination written straight into a third buffer,
-// which saves the copy that an in-place combine would need first.
-template <class T, class Op>
-void combine_into(std::span<T> dst, std::span<const T> lo, std::span<const T> hi, const Op& op) {
-  for (std::size_t i = 0; i < dst.size(); ++i) dst[i] = op(lo[i], hi[i]);
-}
-
-template <class T>
-void copy_to(std::span<const T> from, std::span<T> to) {
-  if (from.data() != to.data()) std::copy(from.begin(), from.end(), to.begin());
-}
-
-template <class T>
-std::span<const T> cspan(std::span<T> s) {
-  return s;
-}
+namespace topocoll::detail::all_to_all_broadcast {
 
 // The pairing of the non-power-of-two fold (e = 0: no fold, identity).
 struct fold_map {
@@ -127,11 +114,18 @@ struct reversed_digits {
   }
 };
 
+// Where position q starts: a table of offsets (blocks of any sizes), or q * m
+// (equal blocks: nothing to build per call).
+struct equal_blocks {
+  std::size_t m;
+  std::size_t operator[](int q) const { return static_cast<std::size_t>(q) * m; }
+};
+
 // The positions of one dimension step.
-template <class T>
+template <class T, class Off = const std::size_t*>
 struct parent_range {
   std::span<T> buf;
-  const std::size_t* off;
+  Off off;
   int start;
   int width;
   std::span<T> sub(int q) const {
@@ -141,28 +135,15 @@ struct parent_range {
 };
 
 // ---- all-gather step -------------------------------------------------------
-// peer(c): real rank of coordinate c along the dimension.
-template <dim_kind Kind, class C, class T, class Peer>
-void ag_step(C& c, int tag, int radix, int k, const Peer& peer, const parent_range<T>& pr) {
-  if constexpr (Kind == dim_kind::binary) {
-    const int partner = peer(1 - k);
-    c.sendrecv(partner, cspan(pr.sub(k)), partner, pr.sub(1 - k), tag);
-  } else if constexpr (Kind == dim_kind::knomial) {
-    // Recursive multiplying over a radix-K digit (every rank of the group
-    // present): send the own sub-range to each other digit directly, receive
-    // theirs; digit k + t, k - t at sub-step t, so every sub-step pairs up.
-    for (int t = 1; t < radix; ++t) {
-      const int to = (k + t) % radix, from = (k + radix - t) % radix;
-      c.sendrecv(peer(to), cspan(pr.sub(k)), peer(from), pr.sub(from), tag);
-    }
-  } else {
-    static_assert(Kind == dim_kind::linear, "unknown dim_kind");
-    // Algorithm 4.4: send what arrived last to the right, receive from the left.
-    const int right = peer((k + 1) % radix), left = peer((k + radix - 1) % radix);
-    for (int i = 1; i < radix; ++i)
-      c.sendrecv(right, cspan(pr.sub((k - i + 1 + radix) % radix)), left,
-                 pr.sub((k - i + radix) % radix), tag);
-  }
+// On entry a rank holds the sub-range of its coordinate k, on exit all of
+// them: the exchanges of the dimension step (binary: one; linear: Algorithm
+// 4.4 round the ring; knomial: one with each other coordinate). peer(q): real
+// rank of coordinate q along the dimension.
+template <dim_kind Kind, class C, class T, class Off, class Peer>
+void ag_step(C& c, int tag, int radix, int k, const Peer& peer, const parent_range<T, Off>& pr) {
+  dim_step<Kind>::exchanges(radix, k, [&](const exchange& e) {
+    c.sendrecv(peer(e.to), cspan(pr.sub(e.send)), peer(e.from), pr.sub(e.recv), tag);
+  });
 }
 
 // ---- reduce-scatter step ---------------------------------------------------
@@ -278,14 +259,14 @@ bool rs_step(C& c, int tag, int radix, int k, const Peer& peer, const parent_ran
 
 // All-gather in natural order over vl (virtual rank w); positions are virtual
 // ranks, off[w] where w's data starts.
-template <Topology Topo, class C, class T>
+template <Topology Topo, class C, class T, class Off>
 void all_gather_natural(C& c, int tag, const layout& vl, int w, const fold_map& fm,
-                        std::span<T> buf, const std::size_t* off) {
+                        std::span<T> buf, Off off) {
   for (int j = 0; j < vl.ndims; ++j) {
     const int s = vl.dims[j].stride, r = vl.dims[j].radix;
     auto peer = [&](int q) { return fm.to_real(vl.with_coord(w, j, q)); };
     ag_step<Topo::kind>(c, tag, r, vl.coord(w, j), peer,
-                        parent_range<T>{buf, off, w - w % (s * r), s});
+                        parent_range<T, Off>{buf, off, w - w % (s * r), s});
   }
 }
 
@@ -353,109 +334,160 @@ inline std::vector<std::size_t> even_pieces(std::size_t m, int n) {
   return off;
 }
 
-// ---- the k-nomial tree rooted at rank 0 (Tree<K>, algorithm::tree) -----------
-// Every subtree is a contiguous range of ranks [v, hi): a gather lands straight
-// in place and a reduction keeps rank order by putting the child on the right.
+// ---- the non-power-of-two fold, around every fold kernel ------------------------
 
-// Leaves to root: child(ch, lo, hi) for each child (in order), then parent(pa, lo, hi) once.
-template <class Child, class Parent>
-void tree_up(const layout& tl, int v, Child&& child, Parent&& parent) {
-  const int p = tl.p;
-  for (int j = 0; j < tl.ndims; ++j) {
-    const int s = tl.dims[j].stride, r = tl.dims[j].radix;
-    const int k = tl.coord(v, j);
-    if (k != 0) return parent(v - k * s, v, std::min(v + s, p));
-    for (int q = 1; q < r && v + q * s < p; ++q)
-      child(v + q * s, v + q * s, std::min(v + (q + 1) * s, p));
-  }
-}
+// Offsets over the folded ranks: virtual rank w stands for real ranks
+// lo(w) .. lo(w + 1).
+template <class Off>
+struct folded_blocks {
+  Off off;
+  fold_map fm;
+  std::size_t operator[](int w) const { return off[fm.lo(w)]; }
+};
 
-// Root to leaves: parent(pa, lo, hi) once (not at the root), then child(ch, lo, hi).
-template <class Parent, class Child>
-void tree_down(const layout& tl, int v, Parent&& parent, Child&& child) {
-  const int p = tl.p;
-  for (int j = tl.ndims - 1; j >= 0; --j) {
-    const int s = tl.dims[j].stride, r = tl.dims[j].radix;
-    if (v % (s * r) == 0) {
-      for (int q = r - 1; q >= 1; --q)  // farthest (largest range) first
-        if (v + q * s < p) child(v + q * s, v + q * s, std::min(v + (q + 1) * s, p));
-    } else if (v % s == 0) {
-      parent(v - tl.coord(v, j) * s, v, std::min(v + s, p));
-    }
-  }
-}
-
-// The k-nomial layout: Topo's own for Tree<K>, the binomial tree otherwise.
+// A k-nomial layout with absent ranks has incomplete digit groups: only the
+// tree (gather / reduce to rank 0, then broadcast / scatter) applies there.
 template <Topology Topo>
-layout tree_shape(int p) {
-  if constexpr (Topo::kind == dim_kind::knomial) {
-    return Topo::shape(p);
-  } else {
-    layout l;
-    l.p = p;
-    for (int j = 0, d = ceil_log2(p); j < d; ++j) l.push(2);
-    return l;
-  }
+bool tree_only(const layout& l) {
+  return Topo::kind == dim_kind::knomial && l.extent != l.p;
 }
 
-// buf: block r of rank r in place at off[r] .. off[r + 1]; on exit every rank
-// has all.
-template <class C, class T>
-void tree_all_gather(C& c, int tag, const layout& tl, std::span<T> buf, const std::size_t* off) {
-  const int v = c.rank();
+// Runs a fold kernel over the 2^floor(log p) active ranks of a binary topology
+// on p ranks that are no power of two, over all ranks otherwise: the first 2e
+// ranks pair up (2i, 2i + 1), the even one hands its data to the odd one
+// (away(partner) on the even rank, merge(partner) on the odd one), the active
+// ranks run body(vl, w, fm), and the odd one returns the result (back).
+template <Topology Topo, Transport C, class Away, class Merge, class Body, class Back>
+void with_fold(C& c, const layout& l, Away&& away, Merge&& merge, Body&& body, Back&& back) {
+  const fold_map fm = make_fold<Topo>(l);
+  const int rank = c.rank();
+  if (fm.folded_away(rank)) return away(rank + 1);
+  const bool partner = rank < 2 * fm.e;
+  if (partner) merge(rank - 1);
+  body(fm.e ? Topo::shape(fm.active()) : l, fm.to_virtual(rank), fm);
+  if (partner) back(rank - 1);
+}
+
+// ---- all_gather ------------------------------------------------------------------
+
+// all_gather's data movement on blocks at offsets off (p + 1 of them: a table,
+// or equal_blocks): block r holds rank r's data on rank r; on exit every rank
+// holds every block.
+template <Topology Topo, Transport C, class T, class Off>
+void all_gather(C& c, const layout& l, std::span<T> buf, Off off, algorithm algo, int tag) {
+  const int rank = c.rank();
   auto blocks = [&](int lo, int hi) { return buf.subspan(off[lo], off[hi] - off[lo]); };
-  int hi = v + 1;
-  tree_up(
-      tl, v, [&](int ch, int lo, int h) { c.recv(ch, tag, blocks(lo, h)), hi = h; },
-      [&](int pa, int lo, int) { c.send(pa, tag, cspan(blocks(lo, hi))); });
-  tree_down(
-      tl, v, [&](int pa, int, int) { c.recv(pa, tag, buf); },
-      [&](int ch, int, int) { c.send(ch, tag, cspan(buf)); });
-}
-
-// Reduction of n-element partials to rank 0 along the tree, in place in acc.
-template <class C, class T, class Op>
-void tree_reduce(C& c, int tag, const layout& tl, std::span<T> acc, std::span<T> tmp,
-                 const Op& op) {
-  tree_up(
-      tl, c.rank(),
-      [&](int ch, int, int) {
-        c.recv(ch, tag, tmp);
-        combine_right(acc, cspan(tmp), op);
+  if (algo == algorithm::tree || tree_only<Topo>(l)) {
+    const auto t = one_to_all::tree_at_zero<Topo>(l.p);
+    one_to_all::gather_sweep(
+        c, t, blocks, [&](int end, int) { return cspan(blocks(rank, end)); }, tag);
+    return one_to_all::broadcast_sweep(c, t, buf, tag);
+  }
+  with_fold<Topo>(
+      c, l,
+      [&](int to) {
+        c.send(to, detail::tag::fold, cspan(blocks(rank, rank + 1)));
+        c.recv(to, detail::tag::fold, buf);
       },
-      [&](int pa, int, int) { c.send(pa, tag, cspan(acc)); });
+      [&](int from) { c.recv(from, detail::tag::fold, blocks(from, rank)); },
+      [&](const layout& vl, int w, const fold_map& fm) {
+        if (fm.e == 0) return all_gather_natural<Topo>(c, tag, vl, w, fm, buf, off);
+        all_gather_natural<Topo>(c, tag, vl, w, fm, buf, folded_blocks<Off>{off, fm});
+      },
+      [&](int to) { c.send(to, detail::tag::fold, cspan(buf)); });
 }
 
-template <class C, class T>
-void tree_broadcast(C& c, int tag, const layout& tl, std::span<T> buf) {
-  tree_down(
-      tl, c.rank(), [&](int pa, int, int) { c.recv(pa, tag, buf); },
-      [&](int ch, int, int) { c.send(ch, tag, cspan(buf)); });
+// ---- reduce_scatter ----------------------------------------------------------------
+
+// Where a reduce-scatter fold over the active ranks works: buf holds p*m
+// elements at offsets off; src is this rank's (and its folded pair's)
+// contribution at the same offsets; fin is the caller's out, written by the
+// last step where it can be (not on a rank that still owes its pair a block).
+template <class T>
+struct rs_buffers {
+  std::span<const T> src;
+  std::span<T> buf;
+  std::vector<std::size_t> off;
+  T* fin;
+};
+
+// Algorithm 4.8 / 4.5 as printed, dimensions high to low, blocks in rank
+// order (a commutative operator): the first step reads `in` and the last
+// writes `out`, no copies. Returns the blocks of this rank's position, or an
+// empty span when the last step wrote them to fin.
+template <Topology Topo, Transport C, class T, class Op>
+std::span<T> reduce_scatter_natural(C& c, const layout& vl, int w, const fold_map& fm,
+                                    rs_buffers<T>& b, const Op& op) {
+  const std::size_t m = b.buf.size() / static_cast<std::size_t>(fm.p);
+  b.off.resize(static_cast<std::size_t>(vl.p) + 1);
+  for (int u = 0; u <= vl.p; ++u) b.off[u] = static_cast<std::size_t>(fm.lo(u)) * m;
+  scratch<T> tmp(rs_work_size<Topo, false>(vl, b.off.data()));
+  if (reduce_scatter_fold<Topo, false>(c, detail::tag::reduce_scatter, vl, w, fm, b.src, b.buf,
+                                       b.off.data(), b.fin, tmp.span(), op, true))
+    return {};
+  return b.buf.subspan(b.off[w], b.off[w + 1] - b.off[w]);
 }
 
-// Rank 0 holds the p*m result in buf; each rank gets its subtree's blocks into
-// the same place of its own buf (p*m) and keeps block r.
-template <class C, class T>
-void tree_scatter(C& c, int tag, const layout& tl, std::span<T> buf, std::size_t m) {
-  auto blocks = [&](int lo, int hi) {
-    return buf.subspan(static_cast<std::size_t>(lo) * m, static_cast<std::size_t>(hi - lo) * m);
-  };
-  tree_down(
-      tl, c.rank(), [&](int pa, int lo, int hi) { c.recv(pa, tag, blocks(lo, hi)); },
-      [&](int ch, int lo, int hi) { c.send(ch, tag, cspan(blocks(lo, hi))); });
+// Dimensions low to high, so that every partial covers a contiguous range of
+// ranks (any associative operator); position q holds the blocks of the
+// virtual rank whose digits are q's reversed, laid out by the one copy of src.
+template <Topology Topo, Transport C, class T, class Op>
+std::span<T> reduce_scatter_reversed(C& c, const layout& vl, int w, const fold_map& fm,
+                                     rs_buffers<T>& b, const Op& op) {
+  const std::size_t m = b.buf.size() / static_cast<std::size_t>(fm.p);
+  const reversed_digits rd(vl);
+  std::vector<int> owner(static_cast<std::size_t>(vl.p));
+  for (int u = 0; u < vl.p; ++u) owner[rd.position(vl, u)] = u;
+  b.off.assign(static_cast<std::size_t>(vl.p) + 1, 0);
+  for (int q = 0; q < vl.p; ++q) {
+    const std::size_t n = static_cast<std::size_t>(fm.lo(owner[q] + 1) - fm.lo(owner[q])) * m;
+    const std::size_t a = static_cast<std::size_t>(fm.lo(owner[q])) * m;
+    b.off[q + 1] = b.off[q] + n;
+    copy_to(b.src.subspan(a, n), b.buf.subspan(b.off[q], n));
+  }
+  scratch<T> tmp(rs_work_size<Topo, true>(vl, b.off.data()));
+  if (reduce_scatter_fold<Topo, true>(c, detail::tag::reduce_scatter, vl, w, fm, cspan(b.buf),
+                                      b.buf, b.off.data(), b.fin, tmp.span(), op, false))
+    return {};
+  const int mine = rd.position(vl, w);
+  return b.buf.subspan(b.off[mine], b.off[mine + 1] - b.off[mine]);
 }
 
-// ---- algorithm selection -----------------------------------------------------
-
-inline void check_algorithm(std::string_view op, int rank, int p, algorithm a,
-                            std::initializer_list<algorithm> ok, std::string_view topo) {
-  if (a == algorithm::automatic) return;
-  for (algorithm x : ok)
-    if (x == a) return;
-  std::string list;
-  for (algorithm x : ok) list += concat(", algorithm::", to_string(x));
-  invalid(op, rank, p, "algorithm::", to_string(a), " does not apply to ", op, " on ", topo,
-          " (use algorithm::automatic", list, ")");
+// in: p blocks of out.size(); out = block `rank` reduced over every rank.
+template <Topology Topo, Transport C, class T, class Op>
+void reduce_scatter(C& c, const layout& l, std::span<const T> in, std::span<T> out, const Op& op,
+                    algorithm algo) {
+  constexpr int tg = detail::tag::reduce_scatter;
+  const std::size_t m = out.size(), pm = in.size();
+  if (algo == algorithm::tree || tree_only<Topo>(l)) {
+    const auto t = one_to_all::tree_at_zero<Topo>(l.p);
+    scratch<T> acc(c.rank() == 0 ? pm : 0);
+    one_to_all::tree_reduce<one_to_all::tree_topology<Topo>>(c, t.l, in, acc.span(), op, 0, tg);
+    return one_to_all::tree_scatter<one_to_all::tree_topology<Topo>>(c, t.l, cspan(acc.span()), out,
+                                                                     0, tg);
+  }
+  const bool pairs = make_fold<Topo>(l).e != 0;
+  scratch<T> fold_in(pairs ? pm : 0), buf(pm);
+  rs_buffers<T> b{in, buf.span(), {}, out.data()};
+  std::span<T> mine;
+  with_fold<Topo>(
+      c, l,
+      [&](int to) {
+        c.send(to, detail::tag::fold, in);
+        c.recv(to, detail::tag::fold, out);
+      },
+      [&](int from) {  // the lower rank's contribution goes on the left
+        c.recv(from, detail::tag::fold, fold_in.span());
+        combine_right(fold_in.span(), in, op);
+        b.src = fold_in.span();
+        b.fin = nullptr;
+      },
+      [&](const layout& vl, int w, const fold_map& fm) {
+        mine = is_commutative_v<Op, T> ? reduce_scatter_natural<Topo>(c, vl, w, fm, b, op)
+                                       : reduce_scatter_reversed<Topo>(c, vl, w, fm, b, op);
+        if (!mine.empty()) copy_to(cspan(mine.last(m)), out);
+      },
+      [&](int to) { c.send(to, detail::tag::fold, cspan(mine.first(m))); });
 }
 
-}  // namespace topocoll::detail::a2a
+}  // namespace topocoll::detail::all_to_all_broadcast

@@ -1,4 +1,4 @@
-#define BOOST_TEST_MODULE all_to_all_bcast
+#define BOOST_TEST_MODULE all_to_all_broadcast
 #include "support/harness.hpp"
 
 // all_gather, reduce_scatter, all_reduce, scan, exclusive_scan on every

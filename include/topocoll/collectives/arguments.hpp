@@ -1,0 +1,110 @@
+#pragma once
+// The argument checks every collective opens with, in one place, so that every
+// rejection has the same shape:
+//   "topocoll::reduce on rank 3 of 8: root 9 is outside [0, 8)"
+//
+//   const auto call = detail::open_call<Topo>("scan", c);   // the topology holds p
+//   call.size("out (in.size())", out.size(), in.size());
+//   call.algorithm(opt.algo, {algorithm::recursive_doubling});
+//   const bool in_place = call.in_place(in, out, 0);
+//
+// The aliasing rule is the same for every collective: `in` and `out` are
+// either disjoint, or arranged exactly as MPI_IN_PLACE would have them (the
+// smaller buffer at one fixed offset inside the larger, e.g. all_gather's in
+// at block `rank` of out); any other overlap throws.
+
+#include <cstddef>
+#include <functional>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "../core/concepts.hpp"
+#include "../core/errors.hpp"
+#include "../core/options.hpp"
+#include "../topology/topology.hpp"
+
+namespace topocoll::detail {
+
+class call_args {
+ public:
+  call_args(std::string_view name, std::string_view topology, int rank, int p)
+      : name_(name), topology_(topology), rank_(rank), p_(p) {}
+
+  int rank() const { return rank_; }
+  int p() const { return p_; }
+
+  template <class... Args>
+  [[noreturn]] void reject(Args&&... what) const {
+    invalid(name_, rank_, p_, std::forward<Args>(what)...);
+  }
+
+  void root(int root) const { check_root(name_, rank_, p_, root); }
+
+  void size(std::string_view what, std::size_t got, std::size_t want) const {
+    check_size(name_, rank_, p_, what, got, want);
+  }
+
+  // A buffer only the root uses: `want` elements there, `want` or none elsewhere.
+  void root_buffer(int root, std::string_view what, std::string_view want_is, std::size_t got,
+                   std::size_t want) const {
+    check_root_buffer(name_, rank_, p_, root, what, want_is, got, want);
+  }
+
+  // `a` is automatic or one of `ok`.
+  void algorithm(topocoll::algorithm a, std::initializer_list<topocoll::algorithm> ok) const {
+    if (a == topocoll::algorithm::automatic) return;
+    for (topocoll::algorithm x : ok)
+      if (x == a) return;
+    std::string list;
+    for (topocoll::algorithm x : ok) list += concat(", algorithm::", to_string(x));
+    reject("algorithm::", to_string(a), " does not apply to ", name_, " on ", topology_,
+           " (use algorithm::automatic", list, ")");
+  }
+
+  // Whether in and out are MPI_IN_PLACE's arrangement: the shorter one starts
+  // `at` elements into the longer (both the same length: at == 0). false when
+  // they are disjoint; std::invalid_argument for any other overlap.
+  template <class T>
+  bool in_place(std::span<const T> in, std::span<const T> out, std::size_t at) const {
+    if (in.empty() || out.empty()) return false;
+    const std::less<const T*> lt;
+    if (!lt(in.data(), out.data() + out.size()) || !lt(out.data(), in.data() + in.size()))
+      return false;
+    const bool in_shorter = in.size() <= out.size();
+    const std::span<const T> whole = in_shorter ? out : in, part = in_shorter ? in : out;
+    if (at <= whole.size() && part.size() <= whole.size() - at && part.data() == whole.data() + at)
+      return true;
+    reject("in and out overlap without being the same elements (in-place use wants ",
+           in_shorter ? "in" : "out", " at element ", at, " of ", in_shorter ? "out" : "in",
+           "); pass disjoint buffers, or the in-place arrangement");
+  }
+
+ private:
+  std::string_view name_, topology_;
+  int rank_, p_;
+};
+
+// broadcast, reduce, scatter and gather: the tree on every topology, the
+// pipeline on a Ring.
+template <Topology Topo>
+void check_one_to_all_algorithm(const call_args& call, algorithm a) {
+  if (a == algorithm::pipelined && !std::is_same_v<Topo, Ring>)
+    call.reject("algorithm::pipelined needs the Ring topology, got ", Topo::name(),
+                " (use algorithm::tree or algorithm::automatic)");
+  call.algorithm(a, {algorithm::tree, algorithm::pipelined});
+}
+
+// The opening of every collective: its name, this rank, p, and the check that
+// the topology can be laid over p ranks.
+template <Topology Topo, Transport C>
+call_args open_call(std::string_view name, const C& c) {
+  static const std::string topology = Topo::name();
+  const call_args call(name, topology, c.rank(), c.size());
+  if (!Topo::holds(call.p())) call.reject(Topo::why_not(call.p()));
+  return call;
+}
+
+}  // namespace topocoll::detail

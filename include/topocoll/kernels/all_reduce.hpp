@@ -1,0 +1,114 @@
+#pragma once
+// all_reduce's algorithms, composed of the patterns: recursive doubling is
+// the prefix fold with a message of constant size (kernels/prefix.hpp);
+// reduce-scatter + all-gather the all-to-all broadcast fold and its reverse
+// (kernels/all_to_all_broadcast.hpp, "Improving the speed of some
+// communication operations"); reduce + broadcast the tree sweep
+// (kernels/one_to_all.hpp). Every one keeps rank order.
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "../core/concepts.hpp"
+#include "../core/elementwise.hpp"
+#include "../core/ops.hpp"
+#include "../core/options.hpp"
+#include "../core/tags.hpp"
+#include "../core/workspace.hpp"
+#include "../topology/layout.hpp"
+#include "../topology/topology.hpp"
+#include "all_to_all_broadcast.hpp"
+#include "one_to_all.hpp"
+#include "prefix.hpp"
+
+namespace topocoll::detail::all_to_all_broadcast {
+
+// ---- all_reduce ------------------------------------------------------------------
+
+// The t_s + t_w m model of all_reduce's two dimension folds over vl. A linear
+// dimension's order-keeping reduce-scatter sends up to two messages per step.
+struct all_reduce_cost {
+  double recursive_doubling = 0, reduce_scatter_all_gather = 0;
+};
+inline all_reduce_cost predict_all_reduce(const layout& vl, std::size_t bytes, bool two_way_rs,
+                                          const cost_model& cm) {
+  all_reduce_cost t;
+  for (int j = 0; j < vl.ndims; ++j) {
+    const int steps = vl.dims[j].radix - 1;
+    t.recursive_doubling += steps * cm.message(bytes);
+    t.reduce_scatter_all_gather +=
+        steps * cm.ts_us * (two_way_rs && vl.dims[j].radix > 2 ? 3.0 : 2.0);
+  }
+  t.reduce_scatter_all_gather +=
+      2.0 * cm.tw_us_per_byte * static_cast<double>(bytes) * (vl.p - 1) / static_cast<double>(vl.p);
+  return t;
+}
+
+// automatic: the cheaper fold under the model; reduce_scatter_all_gather
+// needs a piece for every active rank.
+template <Topology Topo, class T, class Op>
+algorithm choose_all_reduce(const layout& vl, std::size_t m, const options& opt) {
+  if (opt.algo != algorithm::automatic) return opt.algo;
+  const auto t = predict_all_reduce(
+      vl, m * sizeof(T), Topo::kind == dim_kind::linear && !is_commutative_v<Op, T>, opt.cost);
+  return t.reduce_scatter_all_gather < t.recursive_doubling && m >= static_cast<std::size_t>(vl.p)
+             ? algorithm::reduce_scatter_all_gather
+             : algorithm::recursive_doubling;
+}
+
+// The bandwidth-optimal fold, in place in out: the all-to-all reduction of m
+// in p nearly equal pieces, then the all-to-all broadcast of the pieces, both
+// over the digit-reversed positions. src: out, or in where the first step can
+// read the caller's input (a binary step, or a commutative operator).
+template <Topology Topo, Transport C, class T, class Op>
+void reduce_scatter_all_gather(C& c, const layout& vl, int w, const fold_map& fm,
+                               std::span<const T> src, std::span<T> out, const Op& op) {
+  const std::vector<std::size_t> off = even_pieces(out.size(), vl.p);
+  scratch<T> work(rs_work_size<Topo, true>(vl, off.data()));
+  const bool direct = Topo::kind == dim_kind::binary || is_commutative_v<Op, T>;
+  if (!direct) copy_to(src, out);
+  reduce_scatter_fold<Topo, true>(c, detail::tag::all_reduce, vl, w, fm, direct ? src : cspan(out),
+                                  out, off.data(), static_cast<T*>(nullptr), work.span(), op,
+                                  is_commutative_v<Op, T>);
+  all_gather_reversed<Topo>(c, detail::tag::all_reduce, vl, w, fm, out, off.data());
+}
+
+// Algorithm choice made: out = in_0 op ... op in_{p-1} on every rank.
+template <Topology Topo, Transport C, class T, class Op>
+void all_reduce(C& c, const layout& l, std::span<const T> in, std::span<T> out, const Op& op,
+                const options& opt) {
+  constexpr int tg = detail::tag::all_reduce;
+  if (tree_only<Topo>(l) || opt.algo == algorithm::tree ||
+      opt.algo == algorithm::reduce_broadcast) {
+    const auto t = one_to_all::tree_at_zero<Topo>(l.p);
+    one_to_all::tree_reduce<one_to_all::tree_topology<Topo>>(c, t.l, in, out, op, 0, tg);
+    return one_to_all::broadcast_sweep(c, t, out, tg);
+  }
+  std::span<const T> src = in;  // this rank's (or its pair's) contribution
+  scratch<T> held(make_fold<Topo>(l).e ? in.size() : 0);
+  with_fold<Topo>(
+      c, l,
+      [&](int to) {
+        c.send(to, detail::tag::fold, in);
+        c.recv(to, detail::tag::fold, out);
+      },
+      [&](int from) {  // the lower rank's contribution goes on the left
+        c.recv(from, detail::tag::fold, held.span());
+        combine_into(out, cspan(held.span()), in, op);
+        src = out;
+      },
+      [&](const layout& vl, int w, const fold_map& fm) {
+        if (choose_all_reduce<Topo, T, Op>(vl, in.size(), opt) == algorithm::recursive_doubling) {
+          copy_to(src, out);
+          scratch<T> work(prefix::work_size(out.size()));
+          return prefix::prefix_fold<Topo>(c, tg, vl, w, fm, out, std::span<T>{}, false, true,
+                                           work.span(), op),
+                 void();
+        }
+        reduce_scatter_all_gather<Topo>(c, vl, w, fm, src, out, op);
+      },
+      [&](int to) { c.send(to, detail::tag::fold, cspan(out)); });
+}
+
+}  // namespace topocoll::detail::all_to_all_broadcast

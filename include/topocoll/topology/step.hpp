@@ -1,0 +1,133 @@
+#pragma once
+// The dimension step: what a rank does along ONE dimension of a topocoll::layout,
+// defined once per dimension kind. Every kernel is a fold of these steps over
+// the dimensions; none of them looks at the dimension kind itself.
+//
+//   dim_step<K>::edges<sweep>(l, v, j, f)   the tree edges of virtual rank v along
+//                                           dimension j (broadcast, reduce, scatter,
+//                                           gather: the mask test of Algorithm 4.2)
+//   dim_step<K>::exchanges(radix, k, f)     the exchanges of a fold along a dimension
+//                                           in which v has coordinate k (all_gather,
+//                                           reduce_scatter, all_reduce, scan)
+//
+// binary   two ranks: coordinate 0 is the parent, partner = v XOR 2^j
+// linear   a linear array / ring of `radix` ranks: the tree halves it, farthest
+//          node first (Figure 4.2); the fold goes round the ring (Algorithm 4.4)
+// knomial  coordinate 0 is the parent of coordinates 1 .. radix - 1; the fold
+//          exchanges directly with each other coordinate
+
+#include <array>
+
+#include "layout.hpp"
+
+namespace topocoll::detail {
+
+// down: root to leaves (broadcast, scatter); up: leaves to root (reduce, gather).
+enum class sweep { down, up };
+
+// One edge of the tree, seen from the rank that visits it.
+struct link {
+  int peer;       // virtual rank at the other end
+  int lo, hi;     // virtual ranks [lo, hi) below the edge (the child's subtree), clipped to p
+  int dim;        // index into layout::dims of the dimension the edge runs along
+  bool to_child;  // peer is this rank's child; false: peer is its parent
+};
+
+// One exchange of a fold along a dimension, in coordinates of that dimension:
+// send sub-range `send` to `to` while receiving sub-range `recv` from `from`.
+// Sub-range q is the part of the data that coordinate q contributed.
+struct exchange {
+  int to, from;
+  int send, recv;
+};
+
+template <dim_kind K>
+struct dim_step;
+
+template <>
+struct dim_step<dim_kind::binary> {
+  // Algorithm 4.2, lines 6-13, with s = 2^j: a rank takes part when its bits
+  // below j are 0 (mask = s - 1); bit j set: the partner is its parent.
+  template <sweep S, class F>
+  static constexpr void edges(const layout& l, int v, int j, F&& f) {
+    const int s = l.dims[j].stride;
+    if ((v & (s - 1)) != 0) return;
+    if ((v & s) != 0)
+      f(link{v ^ s, v, l.clip(v + s), j, false});
+    else if ((v ^ s) < l.p)
+      f(link{v ^ s, v ^ s, l.clip(v + 2 * s), j, true});
+  }
+  // Algorithm 4.7, one dimension: swap halves with the partner.
+  template <class F>
+  static constexpr void exchanges(int /*radix*/, int k, F&& f) {
+    f(exchange{1 - k, 1 - k, k, 1 - k});
+  }
+};
+
+template <>
+struct dim_step<dim_kind::linear> {
+  // Recursive halving of [0, radix): the holder of [lo, hi) sends to mid, the
+  // farthest node of the upper half, which takes over [mid, hi). Farthest
+  // first keeps a linear array congestion-free (Figure 4.2).
+  template <sweep S, class F>
+  static constexpr void edges(const layout& l, int v, int j, F&& f) {
+    const int s = l.dims[j].stride, r = l.dims[j].radix;
+    if (v % s != 0) return;
+    const int c = (v / s) % r, base = v - c * s;
+    std::array<link, 32> ev{};
+    int n = 0;
+    for (int lo = 0, hi = r; hi - lo > 1;) {
+      const int mid = lo + (hi - lo + 1) / 2;
+      if (c < mid) {
+        if (c == lo && base + mid * s < l.p)
+          ev[n++] = link{base + mid * s, base + mid * s, l.clip(base + hi * s), j, true};
+        hi = mid;
+      } else {
+        if (c == mid) ev[n++] = link{base + lo * s, v, l.clip(base + hi * s), j, false};
+        lo = mid;
+      }
+    }
+    if constexpr (S == sweep::down)
+      for (int i = 0; i < n; ++i) f(ev[i]);
+    else
+      for (int i = n - 1; i >= 0; --i) f(ev[i]);
+  }
+  // Algorithm 4.4: pass on to the right what arrived from the left last.
+  template <class F>
+  static constexpr void exchanges(int radix, int k, F&& f) {
+    for (int i = 1; i < radix; ++i)
+      f(exchange{(k + 1) % radix, (k + radix - 1) % radix, (k - i + 1 + radix) % radix,
+                 (k - i + radix) % radix});
+  }
+};
+
+template <>
+struct dim_step<dim_kind::knomial> {
+  // Coordinate 0 sends to K - 1, ..., 1 (farthest first: each child's range
+  // ends where the previous one began) and receives from 1, ..., K - 1.
+  template <sweep S, class F>
+  static constexpr void edges(const layout& l, int v, int j, F&& f) {
+    const int s = l.dims[j].stride, r = l.dims[j].radix;
+    if (v % s != 0) return;
+    const int c = (v / s) % r, base = v - c * s;
+    auto child = [&](int k) {
+      if (base + k * s < l.p)
+        f(link{base + k * s, base + k * s, l.clip(base + (k + 1) * s), j, true});
+    };
+    if (c != 0)
+      f(link{base, v, l.clip(v + s), j, false});
+    else if constexpr (S == sweep::down)
+      for (int k = r - 1; k >= 1; --k) child(k);
+    else
+      for (int k = 1; k < r; ++k) child(k);
+  }
+  // Recursive multiplying: coordinate k + t, k - t at sub-step t, so every
+  // sub-step pairs up.
+  template <class F>
+  static constexpr void exchanges(int radix, int k, F&& f) {
+    for (int t = 1; t < radix; ++t)
+      f(exchange{(k + t) % radix, (k + radix - t) % radix, k, (k + radix - t) % radix});
+  }
+};
+
+}  // namespace topocoll::detail
