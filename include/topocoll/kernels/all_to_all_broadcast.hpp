@@ -52,6 +52,7 @@
 #include <initializer_list>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -78,6 +79,14 @@ struct fold_map {
   int to_real(int w) const { return w < e ? 2 * w + 1 : w + e; }
   // first real rank virtual rank w stands for; lo(active()) == p
   int lo(int w) const { return w < e ? 2 * w : w + e; }
+};
+
+// No fold: virtual ranks are real ranks.
+struct no_fold {
+  int p = 1;
+  static constexpr int e = 0;
+  static constexpr int to_real(int w) { return w; }
+  operator fold_map() const { return {p, 0}; }  // for kernels that take any fold
 };
 
 template <Topology Topo>
@@ -131,6 +140,17 @@ struct parent_range {
   std::span<T> sub(int q) const {
     const std::size_t a = off[start + q * width], b = off[start + (q + 1) * width];
     return buf.subspan(a, b - a);
+  }
+};
+template <class T>
+struct parent_range<T, equal_blocks> {
+  std::span<T> buf;
+  equal_blocks off;
+  int start;
+  int width;
+  std::span<T> sub(int q) const {
+    const std::size_t n = static_cast<std::size_t>(width) * off.m;
+    return {buf.data() + off[start] + static_cast<std::size_t>(q) * n, n};
   }
 };
 
@@ -258,15 +278,16 @@ bool rs_step(C& c, int tag, int radix, int k, const Peer& peer, const parent_ran
 // ---- the folds over the dimensions -----------------------------------------
 
 // All-gather in natural order over vl (virtual rank w); positions are virtual
-// ranks, off[w] where w's data starts.
-template <Topology Topo, class C, class T, class Off>
-void all_gather_natural(C& c, int tag, const layout& vl, int w, const fold_map& fm,
-                        std::span<T> buf, Off off) {
-  for (int j = 0; j < vl.ndims; ++j) {
-    const int s = vl.dims[j].stride, r = vl.dims[j].radix;
-    auto peer = [&](int q) { return fm.to_real(vl.with_coord(w, j, q)); };
-    ag_step<Topo::kind>(c, tag, r, vl.coord(w, j), peer,
-                        parent_range<T, Off>{buf, off, w - w % (s * r), s});
+// ranks, off[w] where w's data starts; fm: no_fold or the fold_map.
+template <Topology Topo, class C, class T, class Off, class Fold>
+void all_gather_natural(C& c, int tag, const layout& vl, int w, const Fold& fm, std::span<T> buf,
+                        Off off) {
+  using step = dim_step<Topo::kind>;
+  for (int j = 0; j < ndims<Topo>(vl); ++j) {
+    auto peer = [&](int q) { return fm.to_real(step::with_coord(vl, w, j, q)); };
+    ag_step<Topo::kind>(
+        c, tag, step::radix(vl, j), step::coord(vl, w, j), peer,
+        parent_range<T, Off>{buf, off, step::group_start(vl, w, j), step::stride(vl, j)});
   }
 }
 
@@ -364,7 +385,10 @@ void with_fold(C& c, const layout& l, Away&& away, Merge&& merge, Body&& body, B
   if (fm.folded_away(rank)) return away(rank + 1);
   const bool partner = rank < 2 * fm.e;
   if (partner) merge(rank - 1);
-  body(fm.e ? Topo::shape(fm.active()) : l, fm.to_virtual(rank), fm);
+  if (fm.e == 0)
+    body(l, rank, no_fold{l.p});
+  else
+    body(Topo::shape(fm.active()), fm.to_virtual(rank), fm);
   if (partner) back(rank - 1);
 }
 
@@ -390,9 +414,11 @@ void all_gather(C& c, const layout& l, std::span<T> buf, Off off, algorithm algo
         c.recv(to, detail::tag::fold, buf);
       },
       [&](int from) { c.recv(from, detail::tag::fold, blocks(from, rank)); },
-      [&](const layout& vl, int w, const fold_map& fm) {
-        if (fm.e == 0) return all_gather_natural<Topo>(c, tag, vl, w, fm, buf, off);
-        all_gather_natural<Topo>(c, tag, vl, w, fm, buf, folded_blocks<Off>{off, fm});
+      [&](const layout& vl, int w, const auto& fm) {
+        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(fm)>, no_fold>)
+          all_gather_natural<Topo>(c, tag, vl, w, fm, buf, off);
+        else
+          all_gather_natural<Topo>(c, tag, vl, w, fm, buf, folded_blocks<Off>{off, fm});
       },
       [&](int to) { c.send(to, detail::tag::fold, cspan(buf)); });
 }

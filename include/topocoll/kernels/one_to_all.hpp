@@ -42,19 +42,20 @@ namespace topocoll::detail::one_to_all {
 // must communicate: dimensions high to low for sweep::down (at most one edge to
 // the parent, first, then the children), low to high and reversed for sweep::up
 // (the children, then the parent).
-template <dim_kind K, sweep S, class F>
+template <Topology Topo, sweep S, class F>
 constexpr void for_each_link(const layout& l, int v, F&& f) {
+  using step = dim_step<Topo::kind>;
   if constexpr (S == sweep::down)
-    for (int j = l.ndims - 1; j >= 0; --j) dim_step<K>::template edges<S>(l, v, j, f);
+    for (int j = ndims<Topo>(l) - 1; j >= 0; --j) step::template edges<S>(l, v, j, f);
   else
-    for (int j = 0; j < l.ndims; ++j) dim_step<K>::template edges<S>(l, v, j, f);
+    for (int j = 0; j < ndims<Topo>(l); ++j) step::template edges<S>(l, v, j, f);
 }
 
 // End of the range [v, hi) of virtual ranks v is responsible for.
-template <dim_kind K>
+template <Topology Topo>
 constexpr int subtree_end(const layout& l, int v) {
   int hi = l.p;  // the root's
-  for_each_link<K, sweep::down>(l, v, [&](const link& e) {
+  for_each_link<Topo, sweep::down>(l, v, [&](const link& e) {
     if (!e.to_child) hi = e.hi;
   });
   return hi;
@@ -100,7 +101,7 @@ constexpr bool xor_on_binary_dims(const layout& l) {
 template <Topology Topo, Transport C, class T>
 void broadcast_sweep(C& c, const rooted_tree<Topo>& t, std::span<T> buf, int tag) {
   send_batch<C, T> sends(c);
-  for_each_link<Topo::kind, sweep::down>(t.l, t.to_virtual(c.rank()), [&](const link& e) {
+  for_each_link<Topo, sweep::down>(t.l, t.to_virtual(c.rank()), [&](const link& e) {
     const int peer = t.to_real(e.peer);
     if (e.to_child)
       sends.send(peer, tag, std::span<const T>(buf));
@@ -116,7 +117,7 @@ void broadcast_sweep(C& c, const rooted_tree<Topo>& t, std::span<T> buf, int tag
 template <Topology Topo, Transport C, class T, class Blocks>
 void scatter_sweep(C& c, const rooted_tree<Topo>& t, std::span<T> sub, Blocks&& blocks, int tag) {
   send_batch<C, T> sends(c);
-  for_each_link<Topo::kind, sweep::down>(t.l, t.to_virtual(c.rank()), [&](const link& e) {
+  for_each_link<Topo, sweep::down>(t.l, t.to_virtual(c.rank()), [&](const link& e) {
     if (e.to_child)
       sends.send(t.to_real(e.peer), tag, std::span<const T>(blocks(e.lo, e.hi)));
     else
@@ -132,7 +133,7 @@ template <Topology Topo, Transport C, class Blocks, class Up>
 void gather_sweep(C& c, const rooted_tree<Topo>& t, Blocks&& blocks, Up&& up, int tag) {
   const int v = t.to_virtual(c.rank());
   int end = v + 1;
-  for_each_link<Topo::kind, sweep::up>(t.l, v, [&](const link& e) {
+  for_each_link<Topo, sweep::up>(t.l, v, [&](const link& e) {
     if (e.to_child) {
       c.recv(t.to_real(e.peer), tag, blocks(e.lo, e.hi));
       end = e.hi;
@@ -169,7 +170,7 @@ void tree_reduce(C& c, const layout& l, std::span<const T> in, std::span<T> out,
   std::optional<scratch<T>> acc_store, tmp;
   std::span<T> acc;              // this rank's partial, once a child has sent one
   std::span<const T> mine = in;  // what goes to the parent: a leaf sends its input as it is
-  for_each_link<Topo::kind, sweep::up>(l, t.to_virtual(rank), [&](const link& e) {
+  for_each_link<Topo, sweep::up>(l, t.to_virtual(rank), [&](const link& e) {
     const int peer = t.to_real(e.peer);
     if (!e.to_child) return c.send(peer, tag, mine);
     if (acc.empty()) {  // the root accumulates in place
@@ -193,7 +194,7 @@ void tree_scatter(C& c, const layout& l, std::span<const T> in, std::span<T> out
                   int tag) {
   const std::size_t m = out.size();
   const rooted_tree<Topo> t{l, root};
-  const int rank = c.rank(), v = t.to_virtual(rank), end = subtree_end<Topo::kind>(l, v);
+  const int rank = c.rank(), v = t.to_virtual(rank), end = subtree_end<Topo>(l, v);
   auto at = [m](int u) { return static_cast<std::size_t>(u) * m; };
   const bool rearrange = rank == root && root != 0, inner = rank != root && end - v > 1;
   scratch<T> store(rearrange ? at(l.p) : inner ? at(end - v) : 0);
@@ -220,7 +221,7 @@ void tree_gather(C& c, const layout& l, std::span<const T> in, std::span<T> out,
                  int tag) {
   const std::size_t m = in.size();
   const rooted_tree<Topo> t{l, root};
-  const int rank = c.rank(), v = t.to_virtual(rank), end = subtree_end<Topo::kind>(l, v);
+  const int rank = c.rank(), v = t.to_virtual(rank), end = subtree_end<Topo>(l, v);
   auto at = [m](int u) { return static_cast<std::size_t>(u) * m; };
   const bool direct = rank == root && root == 0;
   scratch<T> store(!direct && end - v > 1 ? at(end - v) : 0);

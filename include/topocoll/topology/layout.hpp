@@ -31,7 +31,7 @@ struct layout {
   int p = 1;       // number of ranks
   int extent = 1;  // product of the radices (>= p)
   int ndims = 0;
-  std::array<dimension, max_dims> dims{};
+  std::array<dimension, max_dims> dims;  // the first ndims are set
 
   constexpr int coord(int v, int j) const { return (v / dims[j].stride) % dims[j].radix; }
   // v with its coordinate along dimension j replaced by c
@@ -52,7 +52,7 @@ struct layout {
 
 namespace detail {
 constexpr bool is_pow2(int p) {
-  return p > 0 && std::has_single_bit(static_cast<unsigned>(p));
+  return p > 0 && (p & (p - 1)) == 0;  // no popcount: a libcall on baseline x86-64
 }
 constexpr int ceil_log2(int p) {
   return p <= 1 ? 0 : std::bit_width(static_cast<unsigned>(p - 1));

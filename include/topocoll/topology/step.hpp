@@ -6,6 +6,8 @@
 //   dim_step<K>::edges<sweep>(l, v, j, f)   the tree edges of virtual rank v along
 //                                           dimension j (broadcast, reduce, scatter,
 //                                           gather: the mask test of Algorithm 4.2)
+//   dim_step<K>::coord / with_coord / radix / stride / group_start
+//                                           v's place along dimension j
 //   dim_step<K>::exchanges(radix, k, f)     the exchanges of a fold along a dimension
 //                                           in which v has coordinate k (all_gather,
 //                                           reduce_scatter, all_reduce, scan)
@@ -44,13 +46,36 @@ struct exchange {
 template <dim_kind K>
 struct dim_step;
 
+// A dimension's geometry from the layout: coordinate (v / stride_j) % radix_j.
+struct mixed_radix {
+  static constexpr int radix(const layout& l, int j) { return l.dims[j].radix; }
+  static constexpr int stride(const layout& l, int j) { return l.dims[j].stride; }
+  static constexpr int coord(const layout& l, int v, int j) { return l.coord(v, j); }
+  static constexpr int with_coord(const layout& l, int v, int j, int c) {
+    return l.with_coord(v, j, c);
+  }
+  // the first rank of v's group along j: v with its coordinates up to j zeroed
+  static constexpr int group_start(const layout& l, int v, int j) {
+    return v - v % (l.dims[j].stride * l.dims[j].radix);
+  }
+};
+
 template <>
 struct dim_step<dim_kind::binary> {
+  // Dimension j is bit j: no division.
+  static constexpr int radix(const layout&, int) { return 2; }
+  static constexpr int stride(const layout&, int j) { return 1 << j; }
+  static constexpr int coord(const layout&, int v, int j) { return (v >> j) & 1; }
+  static constexpr int with_coord(const layout&, int v, int j, int c) {
+    return (v & ~(1 << j)) | (c << j);
+  }
+  static constexpr int group_start(const layout&, int v, int j) { return v & ~((2 << j) - 1); }
+
   // Algorithm 4.2, lines 6-13, with s = 2^j: a rank takes part when its bits
   // below j are 0 (mask = s - 1); bit j set: the partner is its parent.
   template <sweep S, class F>
   static constexpr void edges(const layout& l, int v, int j, F&& f) {
-    const int s = l.dims[j].stride;
+    const int s = 1 << j;
     if ((v & (s - 1)) != 0) return;
     if ((v & s) != 0)
       f(link{v ^ s, v, l.clip(v + s), j, false});
@@ -65,7 +90,7 @@ struct dim_step<dim_kind::binary> {
 };
 
 template <>
-struct dim_step<dim_kind::linear> {
+struct dim_step<dim_kind::linear> : mixed_radix {
   // Recursive halving of [0, radix): the holder of [lo, hi) sends to mid, the
   // farthest node of the upper half, which takes over [mid, hi). Farthest
   // first keeps a linear array congestion-free (Figure 4.2).
@@ -102,7 +127,7 @@ struct dim_step<dim_kind::linear> {
 };
 
 template <>
-struct dim_step<dim_kind::knomial> {
+struct dim_step<dim_kind::knomial> : mixed_radix {
   // Coordinate 0 sends to K - 1, ..., 1 (farthest first: each child's range
   // ends where the previous one began) and receives from 1, ..., K - 1.
   template <sweep S, class F>

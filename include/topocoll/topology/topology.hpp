@@ -53,6 +53,7 @@ struct torus_relabel {
 // One linear array / ring of p ranks; any p.
 struct Ring : detail::torus_relabel {
   static constexpr dim_kind kind = dim_kind::linear;
+  static constexpr int fixed_dims = -1;  // known at run time
   static std::string name() { return "Ring"; }
   static constexpr bool holds(int p) { return p >= 1; }
   static std::string why_not(int p) { return detail::concat(name(), " needs p >= 1, got ", p); }
@@ -72,6 +73,7 @@ struct Mesh : detail::torus_relabel {
   static_assert(K >= 1, "Mesh<K> needs K >= 1 dimensions (Mesh<1> is a Ring, Mesh<2> a 2-D mesh)");
   static_assert(K <= 16, "Mesh<K> supports at most 16 dimensions");
   static constexpr dim_kind kind = dim_kind::linear;
+  static constexpr int fixed_dims = -1;
   static std::string name() { return "Mesh<" + std::to_string(K) + ">"; }
   static constexpr bool holds(int p) { return p >= 1; }
   static std::string why_not(int p) { return detail::concat(name(), " needs p >= 1, got ", p); }
@@ -94,6 +96,9 @@ struct Hypercube : detail::xor_or_shift_relabel {
                 "of ranks): write Hypercube<3> or Hypercube<>");
   static_assert(D <= 30, "Hypercube<D> needs 2^D ranks to fit an int: D <= 30");
   static constexpr dim_kind kind = dim_kind::binary;
+  // D >= 0: the number of dimensions is a compile-time constant, and the folds
+  // over them compile to the seeds' loops over i = 0 .. D - 1.
+  static constexpr int fixed_dims = D;
   static std::string name() {
     return D < 0 ? "Hypercube<>" : "Hypercube<" + std::to_string(D) + ">";
   }
@@ -105,8 +110,16 @@ struct Hypercube : detail::xor_or_shift_relabel {
   static constexpr layout shape(int p) {
     layout l;
     l.p = p;
-    for (int j = 0, d = detail::ceil_log2(p); j < d; ++j) l.push(2);
+    for (int j = 0, d = D >= 0 ? D : detail::ceil_log2(p); j < d; ++j) l.push(2);
     return l;
+  }  // p = 2^D: the seeds' XOR, with no test of p
+  static constexpr int to_virtual(const layout& l, int rank, int root) {
+    if constexpr (D >= 0) return rank ^ root;
+    return xor_or_shift_relabel::to_virtual(l, rank, root);
+  }
+  static constexpr int to_real(const layout& l, int v, int root) {
+    if constexpr (D >= 0) return v ^ root;
+    return xor_or_shift_relabel::to_real(l, v, root);
   }
 };
 
@@ -116,6 +129,7 @@ struct Tree : detail::xor_or_shift_relabel {
   static_assert(K >= 2, "Tree<K> needs K >= 2 children per level (Tree<2> is the binomial tree)");
   static_assert(K <= 1024, "Tree<K> supports K <= 1024");
   static constexpr dim_kind kind = dim_kind::knomial;
+  static constexpr int fixed_dims = -1;
   static std::string name() { return "Tree<" + std::to_string(K) + ">"; }
   static constexpr bool holds(int p) { return p >= 1; }
   static std::string why_not(int p) { return detail::concat(name(), " needs p >= 1, got ", p); }
@@ -131,6 +145,7 @@ struct Tree : detail::xor_or_shift_relabel {
 template <class T>
 concept Topology = requires(int p, const layout& l, int r) {
   { T::kind } -> std::convertible_to<dim_kind>;
+  { T::fixed_dims } -> std::convertible_to<int>;
   { T::name() } -> std::convertible_to<std::string>;
   { T::holds(p) } -> std::convertible_to<bool>;
   { T::why_not(p) } -> std::convertible_to<std::string>;
@@ -140,6 +155,16 @@ concept Topology = requires(int p, const layout& l, int r) {
 };
 
 namespace detail {
+// The number of dimensions of Topo's layout l: a constant where the policy
+// fixes it (Hypercube<D>), so that loops over them unroll.
+template <class Topo>
+constexpr int ndims(const layout& l) {
+  if constexpr (Topo::fixed_dims >= 0)
+    return Topo::fixed_dims;
+  else
+    return l.ndims;
+}
+
 // The check every collective starts with: the topology can be laid over p.
 template <Topology Topo>
 layout shape_or_throw(std::string_view op, int rank, int p) {
