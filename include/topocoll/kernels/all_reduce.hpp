@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "../core/concepts.hpp"
@@ -51,7 +52,7 @@ template <Topology Topo, class T, class Op>
 algorithm choose_all_reduce(const layout& vl, std::size_t m, const options& opt) {
   if (opt.algo != algorithm::automatic) return opt.algo;
   const auto t = predict_all_reduce(
-      vl, m * sizeof(T), Topo::kind == dim_kind::linear && !is_commutative_v<Op, T>, opt.cost);
+      vl, m * sizeof(T), dim_step<Topo::kind>::fold_reorders && !is_commutative_v<Op, T>, opt.cost);
   return t.reduce_scatter_all_gather < t.recursive_doubling && m >= static_cast<std::size_t>(vl.p)
              ? algorithm::reduce_scatter_all_gather
              : algorithm::recursive_doubling;
@@ -62,16 +63,15 @@ algorithm choose_all_reduce(const layout& vl, std::size_t m, const options& opt)
 // over the digit-reversed positions. src: out, or in where the first step can
 // read the caller's input (a binary step, or a commutative operator).
 template <Topology Topo, Transport C, class T, class Op>
-void reduce_scatter_all_gather(C& c, const layout& vl, int w, const fold_map& fm,
-                               std::span<const T> src, std::span<T> out, const Op& op) {
-  const std::vector<std::size_t> off = even_pieces(out.size(), vl.p);
-  scratch<T> work(rs_work_size<Topo, true>(vl, off.data()));
-  const bool direct = Topo::kind == dim_kind::binary || is_commutative_v<Op, T>;
+void reduce_scatter_all_gather(C& c, const place<fold_map>& at, std::span<const T> src,
+                               std::span<T> out, const Op& op) {
+  const std::vector<std::size_t> off = even_pieces(out.size(), at.vl.p);
+  scratch<T> work(rs_work_size<rs_order::reversed>(at.vl, off.data()));
+  const bool direct = !dim_step<Topo::kind>::fold_reorders || is_commutative_v<Op, T>;
   if (!direct) copy_to(src, out);
-  reduce_scatter_fold<Topo, true>(c, detail::tag::all_reduce, vl, w, fm, direct ? src : cspan(out),
-                                  out, off.data(), static_cast<T*>(nullptr), work.span(), op,
-                                  is_commutative_v<Op, T>);
-  all_gather_reversed<Topo>(c, detail::tag::all_reduce, vl, w, fm, out, off.data());
+  reduce_scatter_fold<Topo, rs_order::reversed>(
+      c, at, rs_fold_buffers<T>{direct ? src : cspan(out), out, off.data(), {}, work.span()}, op);
+  all_gather_reversed<Topo>(c, at, out, off.data());
 }
 
 // Algorithm choice made: out = in_0 op ... op in_{p-1} on every rank.
@@ -98,15 +98,16 @@ void all_reduce(C& c, const layout& l, std::span<const T> in, std::span<T> out, 
         combine_into(out, cspan(held.span()), in, op);
         src = out;
       },
-      [&](const layout& vl, int w, const fold_map& fm) {
+      [&](const layout& vl, int w, const auto& fm) {
         if (choose_all_reduce<Topo, T, Op>(vl, in.size(), opt) == algorithm::recursive_doubling) {
           copy_to(src, out);
           scratch<T> work(prefix::work_size(out.size()));
-          return prefix::prefix_fold<Topo>(c, tg, vl, w, fm, out, std::span<T>{}, false, true,
-                                           work.span(), op),
-                 void();
+          prefix::prefix_fold<Topo>(c, place<std::remove_cvref_t<decltype(fm)>>{tg, vl, w, fm},
+                                    prefix::buffers<T>{out, {}, work.span()}, prefix::goal::total,
+                                    op);
+          return;
         }
-        reduce_scatter_all_gather<Topo>(c, vl, w, fm, src, out, op);
+        reduce_scatter_all_gather<Topo>(c, place<fold_map>{tg, vl, w, fm}, src, out, op);
       },
       [&](int to) { c.send(to, detail::tag::fold, cspan(out)); });
 }

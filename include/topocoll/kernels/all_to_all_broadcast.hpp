@@ -61,6 +61,7 @@
 #include "../core/errors.hpp"
 #include "../core/options.hpp"
 #include "../core/tags.hpp"
+#include "../core/transfer.hpp"
 #include "../core/workspace.hpp"
 #include "../topology/layout.hpp"
 #include "../topology/step.hpp"
@@ -91,10 +92,8 @@ struct no_fold {
 
 template <Topology Topo>
 fold_map make_fold(const layout& l) {
-  if constexpr (Topo::kind == dim_kind::binary) {
-    if (l.extent != l.p)
-      return {l.p, l.p - static_cast<int>(std::bit_floor(static_cast<unsigned>(l.p)))};
-  }
+  if (dim_step<Topo::kind>::pairs_up_missing && l.extent != l.p)
+    return {l.p, l.p - static_cast<int>(std::bit_floor(static_cast<unsigned>(l.p)))};
   return {l.p, 0};
 }
 
@@ -130,6 +129,24 @@ struct equal_blocks {
   std::size_t operator[](int q) const { return static_cast<std::size_t>(q) * m; }
 };
 
+// Where a fold runs: its tag, the active ranks' layout, this rank's virtual
+// rank there and the map back to real ranks (no_fold or fold_map).
+template <class Fold>
+struct place {
+  int tag;
+  const layout& vl;
+  int w;
+  Fold fm;
+};
+
+// A partial over the coordinates on one side of this rank's, along one
+// dimension, once the first has arrived.
+template <class T>
+struct side {
+  std::span<T> acc;
+  bool set = false;
+};
+
 // The positions of one dimension step.
 template <class T, class Off = const std::size_t*>
 struct parent_range {
@@ -161,189 +178,193 @@ struct parent_range<T, equal_blocks> {
 // rank of coordinate q along the dimension.
 template <dim_kind Kind, class C, class T, class Off, class Peer>
 void ag_step(C& c, int tag, int radix, int k, const Peer& peer, const parent_range<T, Off>& pr) {
-  dim_step<Kind>::exchanges(radix, k, [&](const exchange& e) {
+  for_each_exchange<Kind>(radix, k, [&](const exchange& e) {
     c.sendrecv(peer(e.to), cspan(pr.sub(e.send)), peer(e.from), pr.sub(e.recv), tag);
   });
 }
 
 // ---- reduce-scatter step ---------------------------------------------------
-// On entry every rank of the dimension holds, in src, a partial for every
-// sub-range, the partial of coordinate c covering lower ranks than that of
-// c + 1. On exit this rank's sub-range k holds acc_0 op acc_1 op ... op
-// acc_{radix-1}, in dst, or in fin when fin is not null (the caller's output:
-// the last step then writes straight into it). src may be the caller's input
-// (nothing is copied first) or dst itself. tmp holds at least the largest
-// sub-range (three times on a k-nomial digit). Returns whether sub-range k went
-// to fin.
-template <dim_kind Kind, class C, class T, class Op, class Peer>
-bool rs_step(C& c, int tag, int radix, int k, const Peer& peer, const parent_range<const T>& src,
-             const parent_range<T>& dst, T* fin, std::span<T> tmp, const Op& op, bool commutative) {
-  auto target = [&](int q) {
-    return fin && q == k ? std::span<T>(fin, dst.sub(q).size()) : dst.sub(q);
+
+// A dimension as one step of a fold sees it: the tag, its radix, this rank's
+// coordinate k and peer(q), the real rank of coordinate q.
+template <class Peer>
+struct dim_at {
+  int tag;
+  int radix;
+  int k;
+  Peer peer;
+};
+
+// One reduce-scatter step's buffers. On entry every rank of the dimension
+// holds, in src, a partial for every sub-range, the partial of coordinate c
+// covering lower ranks than that of c + 1. On exit sub-range k holds acc_0 op
+// acc_1 op ... op acc_{radix-1}, in dst, or in fin when fin is not empty (the
+// caller's output: the last step then writes straight into it). src may be the
+// caller's input (nothing is copied first) or dst itself. tmp: rs_work_size.
+template <class T>
+struct rs_ranges {
+  parent_range<const T> src;
+  parent_range<T> dst;
+  std::span<T> fin;
+  std::span<T> tmp;
+};
+
+// The order-keeping reduce-scatter along a linear array (no wrap), for an
+// operator the ring's fold would reorder. The partial for coordinate d is
+// built from both ends: L_d = acc_0 ... acc_{d-1} travels right, R_d =
+// acc_{d+1} ... acc_{r-1} travels left, farthest destination first, and d
+// forms L_d op acc_d op R_d. Every rank still sends r - 1 blocks, in r - 1
+// steps of (at most) one message each way. In place: src == dst.
+template <Transport C, class T, class Peer, class Op>
+void rs_linear_array(C& c, const dim_at<Peer>& d, const rs_ranges<T>& b, const Op& op) {
+  const int r = d.radix, k = d.k;
+  const int left = k > 0 ? d.peer(k - 1) : none, right = k < r - 1 ? d.peer(k + 1) : none;
+  // one direction: send the partial for `ds` to `to` if snd, receive the one
+  // for `dr` from `from` if rcv and put it on the left (rightward) or right
+  auto step = [&](bool snd, int to, int ds, bool rcv, int from, int dr, bool rightward) {
+    const std::span<T> into = rcv ? b.dst.sub(dr) : std::span<T>{};
+    const std::span<T> t = b.tmp.first(into.size());
+    transfer(c, snd ? to : none, snd ? cspan(b.dst.sub(ds)) : std::span<const T>{},
+             rcv ? from : none, t, d.tag);
+    if (rcv) combine(into, cspan(t), rightward, op);
   };
-  if constexpr (Kind == dim_kind::binary) {
-    // Algorithm 4.8, one dimension: send the partner's half, add in what it sends.
-    const int partner = peer(1 - k);
-    const std::span<const T> mine = src.sub(k);
-    const std::span<T> t = tmp.first(mine.size());
-    c.sendrecv(partner, src.sub(1 - k), partner, t, tag);
-    if (k == 1)
-      combine_into(target(k), cspan(t), mine, op);  // the partner's ranks are lower
-    else
-      combine_into(target(k), mine, cspan(t), op);
-    return fin != nullptr;
-  } else if constexpr (Kind == dim_kind::knomial) {
-    // The reverse of the radix-K exchange: send each other digit its partial,
-    // receive theirs for the own sub-range. They arrive from digits k - 1, ...,
-    // 0, K - 1, ..., k + 1 (descending, cyclic), so each goes on the LEFT of the
-    // part below or above k it belongs to: lo op own op hi, rank order kept.
-    // tmp: three times the largest sub-range.
-    const std::size_t n = src.sub(k).size();
-    const std::span<T> t = tmp.first(n), lo = tmp.subspan(n, n), hi = tmp.subspan(2 * n, n);
-    bool lo_set = false, hi_set = false;
-    for (int s = 1; s < radix; ++s) {
-      const int to = (k + s) % radix, from = (k + radix - s) % radix;
-      c.sendrecv(peer(to), src.sub(to), peer(from), t, tag);
-      std::span<T> part = from < k ? lo : hi;
-      bool& set = from < k ? lo_set : hi_set;
-      if (set)
-        combine_left(part, cspan(t), op);
-      else
-        std::copy(t.begin(), t.end(), part.begin()), set = true;
-    }
-    const std::span<T> out = target(k);
-    if (lo_set)
-      combine_into(out, cspan(lo), src.sub(k), op);
-    else
-      copy_to(src.sub(k), out);
-    if (hi_set) combine_right(out, cspan(hi), op);
-    return fin != nullptr;
-  } else {
-    static_assert(Kind == dim_kind::linear, "unknown dim_kind");
-    const int r = radix;
-    if (commutative) {
-      // Algorithm 4.5: the partial for coordinate d travels left from d + 1
-      // around the ring, each rank adding its own; wraps, so only when order is moot.
-      const int left = peer((k + r - 1) % r), right = peer((k + 1) % r);
-      for (int i = 1; i < r; ++i) {
-        const int qs = (k + i) % r, qr = (k + i + 1) % r;
-        const std::span<T> to = target(qr);
-        const std::span<T> t = tmp.first(to.size());
-        c.sendrecv(left, i == 1 ? src.sub(qs) : cspan(dst.sub(qs)), right, t, tag);
-        combine_into(to, src.sub(qr), cspan(t), op);
-      }
-      return fin != nullptr;
-    }
-    // Order-keeping: a linear array (no wrap). The partial for coordinate d is
-    // built from both ends: L_d = acc_0 ... acc_{d-1} travels right, R_d =
-    // acc_{d+1} ... acc_{r-1} travels left, farthest destination first, and d
-    // forms L_d op acc_d op R_d. Every rank still sends r - 1 blocks, in r - 1
-    // steps of (at most) one message each way. In place: the caller passes
-    // src == dst.
-    const int left = k > 0 ? peer(k - 1) : -1, right = k < r - 1 ? peer(k + 1) : -1;
-    auto exchange = [&](int to, std::span<const T> out, int from, std::span<T> in) {
-      if (to >= 0 && from >= 0)
-        c.sendrecv(to, out, from, in, tag);
-      else if (to >= 0)
-        c.send(to, tag, out);
-      else if (from >= 0)
-        c.recv(from, tag, in);
-    };
-    for (int i = 1; i < r; ++i) {
-      {  // rightward: send L for r + k - i, receive L for r + k - 1 - i
-        const bool snd = k < r - 1 && i >= k + 1;
-        const bool rcv = k >= 1 && i >= k;
-        const int ds = r + k - i, dr = r + k - 1 - i;
-        std::span<T> into = rcv ? dst.sub(dr) : std::span<T>{};
-        std::span<T> t = tmp.first(into.size());
-        exchange(snd ? right : -1, snd ? cspan(dst.sub(ds)) : std::span<const T>{}, rcv ? left : -1,
-                 t);
-        if (rcv) combine_left(into, cspan(t), op);
-      }
-      {  // leftward: send R for i + k - r, receive R for i + k + 1 - r
-        const bool snd = k >= 1 && i >= r - k;
-        const bool rcv = k <= r - 2 && i >= r - 1 - k;
-        const int ds = i + k - r, dr = i + k + 1 - r;
-        std::span<T> into = rcv ? dst.sub(dr) : std::span<T>{};
-        std::span<T> t = tmp.first(into.size());
-        exchange(snd ? left : -1, snd ? cspan(dst.sub(ds)) : std::span<const T>{}, rcv ? right : -1,
-                 t);
-        if (rcv) combine_right(into, cspan(t), op);
-      }
-    }
-    return false;
+  for (int i = 1; i < r; ++i) {
+    step(k < r - 1 && i >= k + 1, right, r + k - i, k >= 1 && i >= k, left, r + k - 1 - i, true);
+    step(k >= 1 && i >= r - k, left, i + k - r, k <= r - 2 && i >= r - 1 - k, right, i + k + 1 - r,
+         false);
   }
+}
+
+// The reverse of the all-gather step, over the same exchanges (topology/step.hpp)
+// in reverse order: the partial for sub-range e.recv goes to e.from, the one
+// for e.send arrives from e.to. A partial for this rank's sub-range k goes on
+// the side of k it comes from (they arrive in descending cyclic order: each on
+// the LEFT of its side), the first of a side in place; a partial for another
+// sub-range (a ring's) gets this rank's own added and travels on at the next
+// exchange. Binary: Algorithm 4.8, one dimension; linear: Algorithm 4.5;
+// knomial: the reverse of recursive multiplying. Returns whether sub-range k
+// went to fin.
+template <dim_kind Kind, Transport C, class T, class Peer, class Op>
+bool rs_step(C& c, const dim_at<Peer>& d, const rs_ranges<T>& b, const Op& op) {
+  if constexpr (dim_step<Kind>::fold_reorders && !is_commutative_v<Op, T>)
+    return rs_linear_array(c, d, b, op), false;
+  const std::size_t n = b.src.sub(d.k).size();
+  const std::size_t w = d.radix == 2 ? b.tmp.size() : b.tmp.size() / 3;
+  side<T> lo{b.tmp.subspan(d.radix == 2 ? 0 : w, n)};
+  side<T> hi{b.tmp.subspan(d.radix == 2 ? 0 : 2 * w, n)};
+  int last = -1;  // the sub-range whose partial arrived last
+  for (int i = d.radix - 1; i >= 1; --i) {
+    const exchange e = dim_step<Kind>::at(d.radix, d.k, i);
+    const std::span<const T> out = e.recv == last ? cspan(b.dst.sub(e.recv)) : b.src.sub(e.recv);
+    if (e.send == d.k) {
+      side<T>& sd = e.to < d.k ? lo : hi;
+      const std::span<T> into = sd.set ? b.tmp.first(n) : sd.acc;
+      c.sendrecv(d.peer(e.from), out, d.peer(e.to), into, d.tag);
+      if (sd.set) combine_left(sd.acc, cspan(into), op);
+      sd.set = true;
+    } else {
+      const std::span<T> to = b.dst.sub(e.send), into = b.tmp.first(to.size());
+      c.sendrecv(d.peer(e.from), out, d.peer(e.to), into, d.tag);
+      combine_into(to, b.src.sub(e.send), cspan(into), op);
+      last = e.send;
+    }
+  }
+  const std::span<T> target = b.fin.empty() ? b.dst.sub(d.k) : b.fin;
+  if (lo.set)
+    combine_into(target, cspan(lo.acc), b.src.sub(d.k), op);
+  else
+    copy_to(b.src.sub(d.k), target);
+  if (hi.set) combine_right(target, cspan(hi.acc), op);
+  return !b.fin.empty();
 }
 
 // ---- the folds over the dimensions -----------------------------------------
 
 // All-gather in natural order over vl (virtual rank w); positions are virtual
 // ranks, off[w] where w's data starts; fm: no_fold or the fold_map.
-template <Topology Topo, class C, class T, class Off, class Fold>
-void all_gather_natural(C& c, int tag, const layout& vl, int w, const Fold& fm, std::span<T> buf,
-                        Off off) {
+template <Topology Topo, Transport C, class T, class Off, class Fold>
+void all_gather_natural(C& c, const place<Fold>& at, std::span<T> buf, Off off) {
   using step = dim_step<Topo::kind>;
-  for (int j = 0; j < ndims<Topo>(vl); ++j) {
-    auto peer = [&](int q) { return fm.to_real(step::with_coord(vl, w, j, q)); };
+  for (int j = 0; j < ndims<Topo>(at.vl); ++j) {
+    auto peer = [&](int q) { return at.fm.to_real(step::with_coord(at.vl, at.w, j, q)); };
     ag_step<Topo::kind>(
-        c, tag, step::radix(vl, j), step::coord(vl, w, j), peer,
-        parent_range<T, Off>{buf, off, step::group_start(vl, w, j), step::stride(vl, j)});
+        c, at.tag, step::radix(at.vl, j), step::coord(at.vl, at.w, j), peer,
+        parent_range<T, Off>{buf, off, step::group_start(at.vl, at.w, j), step::stride(at.vl, j)});
   }
 }
 
-// Reduce-scatter over vl. `src` holds this rank's contributions at the same
-// offsets as buf (it may be buf); the first step reads it, every later one
-// works in place in buf. fin, if not null, receives this rank's block when
-// the last step can write it directly; returns whether it did.
-//  * reversed: dimensions low to high, positions digit-reversed: every partial
-//    covers a contiguous range of ranks, so any associative operator. On exit
-//    position rd.position(vl, w) holds the fold over every rank, in rank order.
-//    src must be buf unless the first step is binary or the operator commutative.
+// Which way a reduce-scatter fold walks the dimensions:
+//  * reversed: low to high, positions digit-reversed: every partial covers a
+//    contiguous range of ranks, so any associative operator. On exit position
+//    rd.position(vl, w) holds the fold over every rank, in rank order.
 //  * natural (commutative operators only: Algorithm 4.8 / Problem 4.4 as
-//    printed): dimensions high to low, positions in rank order, so src can be
-//    the caller's input as it is. On exit position w holds the total.
-template <Topology Topo, bool Reversed, class C, class T, class Op>
-bool reduce_scatter_fold(C& c, int tag, const layout& vl, int w, const fold_map& fm,
-                         std::span<const T> src, std::span<T> buf, const std::size_t* off, T* fin,
-                         std::span<T> tmp, const Op& op, bool commutative) {
+//    printed): high to low, positions in rank order, so src can be the
+//    caller's input as it is. On exit position w holds the total.
+enum class rs_order { natural, reversed };
+
+// A reduce-scatter fold's buffers: src holds this rank's contributions at the
+// same offsets as buf (it may be buf); the first step reads it, every later
+// one works in place in buf. fin, if not empty, receives this rank's block
+// when the last step can write it directly. tmp: rs_work_size.
+template <class T>
+struct rs_fold_buffers {
+  std::span<const T> src;
+  std::span<T> buf;
+  const std::size_t* off;
+  std::span<T> fin;
+  std::span<T> tmp;
+};
+
+// Reduce-scatter over vl (virtual rank w); returns whether fin was written.
+template <Topology Topo, rs_order Order, Transport C, class T, class Fold, class Op>
+bool reduce_scatter_fold(C& c, const place<Fold>& at, const rs_fold_buffers<T>& b, const Op& op) {
+  using step = dim_step<Topo::kind>;
+  const layout& vl = at.vl;
+  const int w = at.w;
   const reversed_digits rd(vl);
+  const int nd = ndims<Topo>(vl);
   bool wrote = false;
-  for (int i = 0; i < vl.ndims; ++i) {
-    const int j = Reversed ? i : vl.ndims - 1 - i;
-    const int s = vl.dims[j].stride, r = vl.dims[j].radix;
-    const int start = Reversed ? rd.start(vl, w, j) : w - w % (s * r);
-    const int width = Reversed ? rd.w[j] : s;
-    auto peer = [&](int q) { return fm.to_real(vl.with_coord(w, j, q)); };
-    const parent_range<T> dst{buf, off, start, width};
-    const parent_range<const T> from{i == 0 ? src : cspan(buf), off, start, width};
-    wrote = rs_step<Topo::kind>(c, tag, r, vl.coord(w, j), peer, from, dst,
-                                i == vl.ndims - 1 ? fin : nullptr, tmp, op, commutative);
+  for (int i = 0; i < nd; ++i) {
+    const int j = Order == rs_order::reversed ? i : nd - 1 - i;
+    const int start =
+        Order == rs_order::reversed ? rd.start(vl, w, j) : step::group_start(vl, w, j);
+    const int width = Order == rs_order::reversed ? rd.w[j] : step::stride(vl, j);
+    auto peer = [&](int q) { return at.fm.to_real(step::with_coord(vl, w, j, q)); };
+    const rs_ranges<T> r{{i == 0 ? b.src : cspan(b.buf), b.off, start, width},
+                         {b.buf, b.off, start, width},
+                         i == nd - 1 ? b.fin : std::span<T>{},
+                         b.tmp};
+    wrote = rs_step<Topo::kind>(
+        c, dim_at<decltype(peer)>{at.tag, step::radix(vl, j), step::coord(vl, w, j), peer}, r, op);
   }
   return wrote;
 }
 
 // The work space rs_step needs: the largest sub-range of the first step of a
-// reduce-scatter fold (the later ones are nested in it), three of them on a
-// k-nomial digit.
-template <Topology Topo, bool Reversed>
+// reduce-scatter fold (the later ones are nested in it), three of them where
+// a dimension has more than two coordinates (a receive buffer and both sides).
+template <rs_order Order>
 std::size_t rs_work_size(const layout& vl, const std::size_t* off) {
   if (vl.ndims == 0) return 0;
-  const int width = Reversed ? reversed_digits(vl).w[0] : vl.dims[vl.ndims - 1].stride;
+  const int width =
+      Order == rs_order::reversed ? reversed_digits(vl).w[0] : vl.dims[vl.ndims - 1].stride;
   std::size_t mx = 0;
   for (int q = 0; q + width <= vl.extent; q += width) mx = std::max(mx, off[q + width] - off[q]);
-  return Topo::kind == dim_kind::knomial ? 3 * mx : mx;
+  int radix = 2;
+  for (int j = 0; j < vl.ndims; ++j) radix = std::max(radix, vl.dims[j].radix);
+  return radix > 2 ? 3 * mx : mx;
 }
 
 // The reverse of reduce_scatter_reversed's data movement: all-gather over the
 // digit-reversed positions, dimensions high to low.
-template <Topology Topo, class C, class T>
-void all_gather_reversed(C& c, int tag, const layout& vl, int w, const fold_map& fm,
-                         std::span<T> buf, const std::size_t* off) {
-  const reversed_digits rd(vl);
-  for (int j = vl.ndims - 1; j >= 0; --j) {
-    auto peer = [&](int q) { return fm.to_real(vl.with_coord(w, j, q)); };
-    ag_step<Topo::kind>(c, tag, vl.dims[j].radix, vl.coord(w, j), peer,
-                        parent_range<T>{buf, off, rd.start(vl, w, j), rd.w[j]});
+template <Topology Topo, Transport C, class T, class Fold>
+void all_gather_reversed(C& c, const place<Fold>& at, std::span<T> buf, const std::size_t* off) {
+  using step = dim_step<Topo::kind>;
+  const reversed_digits rd(at.vl);
+  for (int j = ndims<Topo>(at.vl) - 1; j >= 0; --j) {
+    auto peer = [&](int q) { return at.fm.to_real(step::with_coord(at.vl, at.w, j, q)); };
+    ag_step<Topo::kind>(c, at.tag, step::radix(at.vl, j), step::coord(at.vl, at.w, j), peer,
+                        parent_range<T>{buf, off, rd.start(at.vl, at.w, j), rd.w[j]});
   }
 }
 
@@ -370,7 +391,7 @@ struct folded_blocks {
 // tree (gather / reduce to rank 0, then broadcast / scatter) applies there.
 template <Topology Topo>
 bool tree_only(const layout& l) {
-  return Topo::kind == dim_kind::knomial && l.extent != l.p;
+  return !dim_step<Topo::kind>::pairs_up_missing && l.extent != l.p;
 }
 
 // Runs a fold kernel over the 2^floor(log p) active ranks of a binary topology
@@ -415,10 +436,12 @@ void all_gather(C& c, const layout& l, std::span<T> buf, Off off, algorithm algo
       },
       [&](int from) { c.recv(from, detail::tag::fold, blocks(from, rank)); },
       [&](const layout& vl, int w, const auto& fm) {
-        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(fm)>, no_fold>)
-          all_gather_natural<Topo>(c, tag, vl, w, fm, buf, off);
+        using Fold = std::remove_cvref_t<decltype(fm)>;
+        if constexpr (std::is_same_v<Fold, no_fold>)
+          all_gather_natural<Topo>(c, place<Fold>{tag, vl, w, fm}, buf, off);
         else
-          all_gather_natural<Topo>(c, tag, vl, w, fm, buf, folded_blocks<Off>{off, fm});
+          all_gather_natural<Topo>(c, place<Fold>{tag, vl, w, fm}, buf,
+                                   folded_blocks<Off>{off, fm});
       },
       [&](int to) { c.send(to, detail::tag::fold, cspan(buf)); });
 }
@@ -434,7 +457,7 @@ struct rs_buffers {
   std::span<const T> src;
   std::span<T> buf;
   std::vector<std::size_t> off;
-  T* fin;
+  std::span<T> fin;
 };
 
 // Algorithm 4.8 / 4.5 as printed, dimensions high to low, blocks in rank
@@ -447,9 +470,10 @@ std::span<T> reduce_scatter_natural(C& c, const layout& vl, int w, const fold_ma
   const std::size_t m = b.buf.size() / static_cast<std::size_t>(fm.p);
   b.off.resize(static_cast<std::size_t>(vl.p) + 1);
   for (int u = 0; u <= vl.p; ++u) b.off[u] = static_cast<std::size_t>(fm.lo(u)) * m;
-  scratch<T> tmp(rs_work_size<Topo, false>(vl, b.off.data()));
-  if (reduce_scatter_fold<Topo, false>(c, detail::tag::reduce_scatter, vl, w, fm, b.src, b.buf,
-                                       b.off.data(), b.fin, tmp.span(), op, true))
+  scratch<T> tmp(rs_work_size<rs_order::natural>(vl, b.off.data()));
+  if (reduce_scatter_fold<Topo, rs_order::natural>(
+          c, place<fold_map>{detail::tag::reduce_scatter, vl, w, fm},
+          rs_fold_buffers<T>{b.src, b.buf, b.off.data(), b.fin, tmp.span()}, op))
     return {};
   return b.buf.subspan(b.off[w], b.off[w + 1] - b.off[w]);
 }
@@ -471,9 +495,10 @@ std::span<T> reduce_scatter_reversed(C& c, const layout& vl, int w, const fold_m
     b.off[q + 1] = b.off[q] + n;
     copy_to(b.src.subspan(a, n), b.buf.subspan(b.off[q], n));
   }
-  scratch<T> tmp(rs_work_size<Topo, true>(vl, b.off.data()));
-  if (reduce_scatter_fold<Topo, true>(c, detail::tag::reduce_scatter, vl, w, fm, cspan(b.buf),
-                                      b.buf, b.off.data(), b.fin, tmp.span(), op, false))
+  scratch<T> tmp(rs_work_size<rs_order::reversed>(vl, b.off.data()));
+  if (reduce_scatter_fold<Topo, rs_order::reversed>(
+          c, place<fold_map>{detail::tag::reduce_scatter, vl, w, fm},
+          rs_fold_buffers<T>{cspan(b.buf), b.buf, b.off.data(), b.fin, tmp.span()}, op))
     return {};
   const int mine = rd.position(vl, w);
   return b.buf.subspan(b.off[mine], b.off[mine + 1] - b.off[mine]);
@@ -494,7 +519,7 @@ void reduce_scatter(C& c, const layout& l, std::span<const T> in, std::span<T> o
   }
   const bool pairs = make_fold<Topo>(l).e != 0;
   scratch<T> fold_in(pairs ? pm : 0), buf(pm);
-  rs_buffers<T> b{in, buf.span(), {}, out.data()};
+  rs_buffers<T> b{in, buf.span(), {}, out};
   std::span<T> mine;
   with_fold<Topo>(
       c, l,
@@ -506,7 +531,7 @@ void reduce_scatter(C& c, const layout& l, std::span<const T> in, std::span<T> o
         c.recv(from, detail::tag::fold, fold_in.span());
         combine_right(fold_in.span(), in, op);
         b.src = fold_in.span();
-        b.fin = nullptr;
+        b.fin = {};
       },
       [&](const layout& vl, int w, const fold_map& fm) {
         mine = is_commutative_v<Op, T> ? reduce_scatter_natural<Topo>(c, vl, w, fm, b, op)

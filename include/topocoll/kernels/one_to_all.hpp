@@ -70,10 +70,8 @@ struct rooted_tree {
   int to_real(int v) const { return Topo::to_real(l, v, root); }
 };
 
-// The k-nomial tree a topology runs algorithm::tree on: its own for Tree<K>,
-// the binomial tree (a hypercube's) otherwise.
 template <Topology Topo>
-using tree_topology = std::conditional_t<Topo::kind == dim_kind::knomial, Topo, Hypercube<>>;
+using tree_topology = typename tree_of<Topo>::type;
 
 template <Topology Topo>
 rooted_tree<tree_topology<Topo>> tree_at_zero(int p) {

@@ -6,17 +6,11 @@
 // is also all_reduce's algorithm::recursive_doubling, which needs only `msg`
 // ((t_s + t_w m) log p on a hypercube).
 //
-// After dimension j, msg holds the fold over the group of ranks that share v's
-// coordinates above j, and excl the fold over those of them below v. Per
-// dimension, chosen at compile time from Topo::kind:
-//   binary   exchange msg with v XOR 2^j: the textbook loop;
-//   linear   Algorithm 4.4 moving the msgs around the ring of the dimension;
-//            they arrive in descending (cyclic) coordinate order, so each is
-//            put on the LEFT of the part below or above v it belongs to; on the
-//            last dimension of a scan the total is not needed and the
-//            dimension is a linear pipeline instead (each rank sends once);
-//   knomial  direct exchange with each of the radix - 1 other coordinates,
-//            same arrival order.
+// Per dimension, the exchanges of the dimension step (topology/step.hpp):
+// binary, the textbook exchange with v XOR 2^j; linear, Algorithm 4.4 moving
+// the messages round the ring of the dimension; knomial, a direct exchange
+// with each other digit. On the last dimension of a scan the total is not
+// needed, and the step says what runs there (scan_tail).
 // Ranks missing from the layout (Hypercube<>, Tree<K> on p < extent) are
 // skipped. This is exact for the prefixes: the coordinates below v's along a
 // dimension always exist, and a group entirely below p is complete at every
@@ -35,8 +29,10 @@
 #include "../core/nonblocking.hpp"
 #include "../core/options.hpp"
 #include "../core/tags.hpp"
+#include "../core/transfer.hpp"
 #include "../core/workspace.hpp"
 #include "../topology/layout.hpp"
+#include "../topology/step.hpp"
 #include "../topology/topology.hpp"
 #include "all_to_all_broadcast.hpp"
 #include "one_to_all_ring.hpp"
@@ -51,94 +47,104 @@ inline std::size_t work_size(std::size_t m) {
   return 4 * m;
 }
 
+// What the fold must leave: msg holding the fold over every rank (all_reduce),
+// or excl holding the fold over the lower ranks (scan; msg's last value is
+// then unspecified).
+enum class goal { total, exclusive };
+
+template <class T>
+struct buffers {
+  std::span<T> msg;   // this rank's contribution on entry (m elements)
+  std::span<T> excl;  // goal::exclusive: the exclusive prefix (untouched on rank 0)
+  std::span<T> work;  // work_size(m) elements
+};
+
+using all_to_all_broadcast::place;
+using all_to_all_broadcast::side;
+
 // acc = x op acc, or acc = x when acc is still empty
 template <class T, class Op>
 void put_left(std::span<T> acc, bool& set, std::span<const T> x, const Op& op) {
-  if (set) {
+  if (set)
     combine_left(acc, x, op);
-  } else {
-    std::copy(x.begin(), x.end(), acc.begin());
-    set = true;
-  }
+  else
+    copy_to(x, acc), set = true;
 }
 
-// msg: this rank's contribution on entry (m elements). excl: where the
-// exclusive prefix goes when want_excl (untouched where there is none, i.e. on
-// rank 0). total: whether msg must hold the fold over all ranks on exit
-// (all_reduce); otherwise its last value is unspecified. work: 4m elements.
-// Returns whether excl was written.
-template <Topology Topo, class C, class T, class Op>
-bool prefix_fold(C& c, int tag, const layout& vl, int w, const fold_map& fm, std::span<T> msg,
-                 std::span<T> excl, bool want_excl, bool total, std::span<T> work, const Op& op) {
-  const std::size_t m = msg.size();
+template <class T>
+struct partials {
+  std::span<T> msg;
+  side<T> lo, hi;
+  std::span<T> spare[2];  // receive buffers once a side is set
+};
+
+// One dimension: the fold's exchanges (topology/step.hpp). The other
+// coordinates' messages arrive in descending cyclic order, so each goes on the
+// LEFT of the side it belongs to; the first of a side arrives in place. A ring
+// passes on what arrived last; the other steps send msg itself.
+template <Topology Topo, Transport C, class T, class Fold, class Op>
+void exchange_dim(C& c, const place<Fold>& at, int j, partials<T>& part, scan_tail tail,
+                  const Op& op) {
+  using step = dim_step<Topo::kind>;
+  const int k = step::coord(at.vl, at.w, j);
+  auto real = [&](int q) { return step::with_coord(at.vl, at.w, j, q); };
+  std::span<const T> last = part.msg;
+  int s = 0;
+  for_each_exchange<Topo::kind>(step::radix(at.vl, j), k, [&](const exchange& e) {
+    const bool prune = tail == scan_tail::prune;
+    const bool snd = at.vl.exists(real(e.to)) && (!prune || e.send < e.to);
+    const bool rcv = at.vl.exists(real(e.from)) && (!prune || e.recv < k);
+    side<T>& sd = e.recv < k ? part.lo : part.hi;
+    const std::span<T> into = !rcv ? std::span<T>{} : sd.set ? part.spare[s] : sd.acc;
+    transfer(c, snd ? at.fm.to_real(real(e.to)) : none, e.send == k ? cspan(part.msg) : last,
+             rcv ? at.fm.to_real(real(e.from)) : none, into, at.tag);
+    if (!rcv) return;
+    if (sd.set)
+      combine_left(sd.acc, cspan(into), op), s ^= 1;
+    else
+      sd.set = true;
+    last = into;
+  });
+}
+
+// The last dimension of a scan on a linear array: the prefix of the lower
+// coordinates flows up a chain, one message per rank.
+template <Topology Topo, Transport C, class T, class Fold, class Op>
+void chain_dim(C& c, const place<Fold>& at, int j, partials<T>& part, const Op& op) {
+  using step = dim_step<Topo::kind>;
+  const int k = step::coord(at.vl, at.w, j), r = step::radix(at.vl, j);
+  auto peer = [&](int q) { return at.fm.to_real(step::with_coord(at.vl, at.w, j, q)); };
+  if (k > 0) {
+    c.recv(peer(k - 1), at.tag, part.lo.acc);
+    part.lo.set = true;
+    if (k < r - 1) combine_left(part.msg, cspan(part.lo.acc), op);
+  }
+  if (k < r - 1) c.send(peer(k + 1), at.tag, cspan(part.msg));
+}
+
+// The fold over the dimensions. After dimension j, msg holds the fold over the
+// group of ranks that share v's coordinates above j, and excl the fold over
+// those of them below v. Returns whether excl was written.
+template <Topology Topo, Transport C, class T, class Fold, class Op>
+bool prefix_fold(C& c, const place<Fold>& at, const buffers<T>& b, goal g, const Op& op) {
+  const std::size_t m = b.msg.size();
+  const int nd = ndims<Topo>(at.vl);
   bool have_excl = false;
-  std::span<T> b0 = work.subspan(0, m), b1 = work.subspan(m, m), low = work.subspan(2 * m, m),
-               high = work.subspan(3 * m, m);
-  for (int j = 0; j < vl.ndims; ++j) {
-    const bool need_total = total || j < vl.ndims - 1;
-    const int r = vl.dims[j].radix;
-    const int k = vl.coord(w, j);
-    auto peer = [&](int q) { return fm.to_real(vl.with_coord(w, j, q)); };
-    auto exists = [&](int q) { return vl.exists(vl.with_coord(w, j, q)); };
-    bool low_set = false, high_set = false;
-    if constexpr (Topo::kind == dim_kind::binary) {
-      if (!exists(1 - k)) continue;
-      const int partner = peer(1 - k);
-      c.sendrecv(partner, cspan(msg), partner, b0, tag);
-      if (k == 1) {  // the partner's group is the lower one
-        if (want_excl) put_left(excl, have_excl, cspan(b0), op);
-        if (need_total) combine_left(msg, cspan(b0), op);
-      } else if (need_total) {
-        combine_right(msg, cspan(b0), op);
-      }
-      continue;
-    } else if constexpr (Topo::kind == dim_kind::linear) {
-      if (!need_total) {
-        // Last dimension of a scan: the prefix of the lower coordinates flows
-        // right, one message per rank.
-        if (k > 0) {
-          c.recv(peer(k - 1), tag, low);
-          low_set = true;
-          if (k < r - 1) combine_left(msg, cspan(low), op);
-        }
-        if (k < r - 1) c.send(peer(k + 1), tag, cspan(msg));
-      } else {
-        const int right = peer((k + 1) % r), left = peer((k + r - 1) % r);
-        std::span<T> fwd = msg, in = b0, spare = b1;
-        for (int i = 1; i < r; ++i) {
-          c.sendrecv(right, cspan(fwd), left, in, tag);
-          if (k - i >= 0)
-            put_left(low, low_set, cspan(in), op);  // from coordinate k - i
-          else
-            put_left(high, high_set, cspan(in), op);
-          fwd = in;
-          std::swap(in, spare);
-        }
-      }
-    } else {
-      static_assert(Topo::kind == dim_kind::knomial, "unknown dim_kind");
-      for (int t = 1; t < r; ++t) {
-        const int to = (k + t) % r, from = (k + r - t) % r;
-        const bool snd = exists(to) && (need_total || k + t < r);
-        const bool rcv = exists(from) && (need_total || k - t >= 0);
-        if (snd && rcv)
-          c.sendrecv(peer(to), cspan(msg), peer(from), b0, tag);
-        else if (snd)
-          c.send(peer(to), tag, cspan(msg));
-        else if (rcv)
-          c.recv(peer(from), tag, b0);
-        if (!rcv) continue;
-        if (from < k)
-          put_left(low, low_set, cspan(b0), op);
-        else
-          put_left(high, high_set, cspan(b0), op);
-      }
-    }
-    if (low_set) {
-      if (want_excl) put_left(excl, have_excl, cspan(low), op);
-      if (need_total) combine_left(msg, cspan(low), op);
-    }
-    if (high_set && need_total) combine_right(msg, cspan(high), op);
+  for (int j = 0; j < nd; ++j) {
+    const bool need_total = g == goal::total || j < nd - 1;
+    partials<T> part{b.msg,
+                     {b.work.subspan(2 * m, m)},
+                     {b.work.subspan(3 * m, m)},
+                     {b.work.first(m), b.work.subspan(m, m)}};
+    const scan_tail tail =
+        need_total ? scan_tail::exchange : dim_step<Topo::kind>::last_scan_dimension;
+    if (tail == scan_tail::chain)
+      chain_dim<Topo>(c, at, j, part, op);
+    else
+      exchange_dim<Topo>(c, at, j, part, tail, op);
+    if (part.lo.set && g == goal::exclusive) put_left(b.excl, have_excl, cspan(part.lo.acc), op);
+    if (part.lo.set && need_total) combine_left(b.msg, cspan(part.lo.acc), op);
+    if (part.hi.set && need_total) combine_right(b.msg, cspan(part.hi.acc), op);
   }
   return have_excl;
 }
@@ -196,15 +202,18 @@ void scan(C& c, const layout& l, std::span<const T> in, std::span<T> out, const 
     copy_to(in, own.span());
     in = own.span();
   }
-  if (Topo::kind == dim_kind::linear && l.ndims == 1) return scan_chain(c, in, out, op, kind, cost);
+  if (dim_step<Topo::kind>::last_scan_dimension == scan_tail::chain && ndims<Topo>(l) == 1)
+    return scan_chain(c, in, out, op, kind, cost);
   const std::size_t m = in.size();
   if (l.p > 1) {
     scratch<T> work_store(m + work_size(m));
     const std::span<T> msg = work_store.span().first(m);
     copy_to(in, msg);
-    const bool have = prefix_fold<Topo>(c, inclusive ? tag::scan : tag::exclusive_scan, l, c.rank(),
-                                        fold_map{l.p, 0}, msg, out, true, false,
-                                        work_store.span().subspan(m), op);
+    const bool have =
+        prefix_fold<Topo>(c,
+                          place<all_to_all_broadcast::no_fold>{
+                              inclusive ? tag::scan : tag::exclusive_scan, l, c.rank(), {l.p}},
+                          buffers<T>{msg, out, work_store.span().subspan(m)}, goal::exclusive, op);
     if (inclusive && have) return combine_right(out, in, op);
   }
   if (inclusive) copy_to(in, out);

@@ -8,9 +8,13 @@
 //                                           gather: the mask test of Algorithm 4.2)
 //   dim_step<K>::coord / with_coord / radix / stride / group_start
 //                                           v's place along dimension j
-//   dim_step<K>::exchanges(radix, k, f)     the exchanges of a fold along a dimension
-//                                           in which v has coordinate k (all_gather,
+//   dim_step<K>::at(radix, k, i)            exchange i of a fold along a dimension in
+//                                           which v has coordinate k (all_gather,
 //                                           reduce_scatter, all_reduce, scan)
+//   dim_step<K>::last_scan_dimension, fold_reorders, pairs_up_missing
+//                                           how a scan ends; whether a reduction
+//                                           along the fold reorders operands;
+//                                           whether missing ranks pair up first
 //
 // binary   two ranks: coordinate 0 is the parent, partner = v XOR 2^j
 // linear   a linear array / ring of `radix` ranks: the tree halves it, farthest
@@ -43,8 +47,21 @@ struct exchange {
   int send, recv;
 };
 
+// How the last dimension of a scan runs, where no rank needs the total:
+//   exchange  every exchange of the fold, as in the other dimensions
+//   prune     only the exchanges that bring a lower coordinate's data up
+//   chain     a chain from coordinate 0 up, each rank sending once
+enum class scan_tail { exchange, prune, chain };
+
 template <dim_kind K>
 struct dim_step;
+
+// The exchanges of a fold along a dimension of `radix` ranks in which this
+// rank has coordinate k, in order: step::at(radix, k, i) for i = 1 .. radix - 1.
+template <dim_kind K, class F>
+constexpr void for_each_exchange(int radix, int k, F&& f) {
+  for (int i = 1; i < radix; ++i) f(dim_step<K>::at(radix, k, i));
+}
 
 // A dimension's geometry from the layout: coordinate (v / stride_j) % radix_j.
 struct mixed_radix {
@@ -83,10 +100,13 @@ struct dim_step<dim_kind::binary> {
       f(link{v ^ s, v ^ s, l.clip(v + 2 * s), j, true});
   }
   // Algorithm 4.7, one dimension: swap halves with the partner.
-  template <class F>
-  static constexpr void exchanges(int /*radix*/, int k, F&& f) {
-    f(exchange{1 - k, 1 - k, k, 1 - k});
-  }
+  static constexpr exchange at(int /*radix*/, int k, int /*i*/) { return {1 - k, 1 - k, k, 1 - k}; }
+  // PREFIX_SUMS_HCUBE exchanges in every dimension, the last one too.
+  static constexpr scan_tail last_scan_dimension = scan_tail::exchange;
+  static constexpr bool fold_reorders = false;
+  // Ranks missing from a hypercube (p < 2^d) are covered by pairing the first
+  // ranks up before a fold (Hypercube<> on any p).
+  static constexpr bool pairs_up_missing = true;
 };
 
 template <>
@@ -118,12 +138,15 @@ struct dim_step<dim_kind::linear> : mixed_radix {
       for (int i = n - 1; i >= 0; --i) f(ev[i]);
   }
   // Algorithm 4.4: pass on to the right what arrived from the left last.
-  template <class F>
-  static constexpr void exchanges(int radix, int k, F&& f) {
-    for (int i = 1; i < radix; ++i)
-      f(exchange{(k + 1) % radix, (k + radix - 1) % radix, (k - i + 1 + radix) % radix,
-                 (k - i + radix) % radix});
+  static constexpr exchange at(int radix, int k, int i) {
+    return {(k + 1) % radix, (k + radix - 1) % radix, (k - i + 1 + radix) % radix,
+            (k - i + radix) % radix};
   }
+  // A scan's last dimension is a chain from coordinate 0 up (each rank sends
+  // once); the ring wraps, so a reduction round it reorders operands.
+  static constexpr scan_tail last_scan_dimension = scan_tail::chain;
+  static constexpr bool fold_reorders = true;
+  static constexpr bool pairs_up_missing = false;  // a linear dimension misses no rank
 };
 
 template <>
@@ -148,11 +171,15 @@ struct dim_step<dim_kind::knomial> : mixed_radix {
   }
   // Recursive multiplying: coordinate k + t, k - t at sub-step t, so every
   // sub-step pairs up.
-  template <class F>
-  static constexpr void exchanges(int radix, int k, F&& f) {
-    for (int t = 1; t < radix; ++t)
-      f(exchange{(k + t) % radix, (k + radix - t) % radix, k, (k + radix - t) % radix});
+  static constexpr exchange at(int radix, int k, int t) {
+    return {(k + t) % radix, (k + radix - t) % radix, k, (k + radix - t) % radix};
   }
+  // A scan's last digit sends only upwards and receives only from below.
+  static constexpr scan_tail last_scan_dimension = scan_tail::prune;
+  static constexpr bool fold_reorders = false;
+  // Incomplete digit groups: a fold needs them whole, so such a tree runs
+  // the tree algorithms instead.
+  static constexpr bool pairs_up_missing = false;
 };
 
 }  // namespace topocoll::detail

@@ -154,6 +154,18 @@ concept Topology = requires(int p, const layout& l, int r) {
   { T::to_real(l, r, r) } -> std::convertible_to<int>;
 };
 
+// The k-nomial tree a topology runs algorithm::tree on (all_gather,
+// all_reduce, reduce_scatter): its own for Tree<K>, the binomial tree (a
+// hypercube's) otherwise.
+template <class Topo>
+struct tree_of {
+  using type = Hypercube<>;
+};
+template <int K>
+struct tree_of<Tree<K>> {
+  using type = Tree<K>;
+};
+
 namespace detail {
 // The number of dimensions of Topo's layout l: a constant where the policy
 // fixes it (Hypercube<D>), so that loops over them unroll.

@@ -1,0 +1,23 @@
+#pragma once
+// One sub-step of an exchange in which either side may be absent: a
+// sendrecv, a send, a receive, or nothing. `none` marks the absent side.
+
+#include <span>
+
+#include "concepts.hpp"
+
+namespace topocoll::detail {
+
+inline constexpr int none = -1;
+
+template <Transport C, class T>
+void transfer(C& c, int to, std::span<const T> out, int from, std::span<T> in, int tag) {
+  if (to != none && from != none)
+    c.sendrecv(to, out, from, in, tag);
+  else if (to != none)
+    c.send(to, tag, out);
+  else if (from != none)
+    c.recv(from, tag, in);
+}
+
+}  // namespace topocoll::detail
