@@ -41,16 +41,26 @@ class call_args {
     invalid(name_, rank_, p_, std::forward<Args>(what)...);
   }
 
-  void root(int root) const { check_root(name_, rank_, p_, root); }
-
-  void size(std::string_view what, std::size_t got, std::size_t want) const {
-    check_size(name_, rank_, p_, what, got, want);
+  // root in [0, p)
+  void root(int root) const {
+    if (root < 0 || root >= p_) reject("root ", root, " is outside [0, ", p_, ")");
   }
 
-  // A buffer only the root uses: `want` elements there, `want` or none elsewhere.
+  // A buffer of `want` elements.
+  void size(std::string_view what, std::size_t got, std::size_t want) const {
+    if (got != want) reject(what, " holds ", got, " elements, expected ", want);
+  }
+
+  // A buffer only the root uses (in of scatter, out of gather and reduce):
+  // exactly `want` elements at the root; empty (untouched) or `want`
+  // elsewhere. `want_is` says what `want` is, e.g. "p * in.size()".
   void root_buffer(int root, std::string_view what, std::string_view want_is, std::size_t got,
                    std::size_t want) const {
-    check_root_buffer(name_, rank_, p_, root, what, want_is, got, want);
+    if (rank_ == root && got != want)
+      reject(what, " (at the root: ", want_is, ") holds ", got, " elements, expected ", want);
+    if (rank_ != root && got != 0 && got != want)
+      reject(what, " holds ", got, " elements, expected ", want, " (", want_is,
+             ") or 0 on a rank other than the root");
   }
 
   // `a` is automatic or one of `ok`.

@@ -21,7 +21,6 @@
 //              (K - 1)(t_s + t_w m) per level
 
 #include <span>
-#include <string_view>
 
 #include "../core/concepts.hpp"
 #include "../core/elementwise.hpp"
@@ -34,14 +33,14 @@ namespace topocoll {
 
 namespace detail {
 template <Topology Topo, Transport C, class T, class Op>
-void checked_scan(std::string_view name, C& c, std::span<const T> in, std::span<T> out,
-                  const Op& op, const options& opt, prefix::scan_kind kind) {
-  const auto call = open_call<Topo>(name, c);
-  call.size("out (in.size())", out.size(), in.size());
+void checked_scan(C& c, in_out<T> io, const Op& op, const options& opt, prefix::scan_kind kind) {
+  const auto call =
+      open_call<Topo>(kind == prefix::scan_kind::inclusive ? "scan" : "exclusive_scan", c);
+  call.size("out (in.size())", io.out.size(), io.in.size());
   call.algorithm(opt.algo, {algorithm::recursive_doubling});
-  call.in_place(in, cspan(out), 0);
-  if (in.empty()) return;
-  prefix::scan<Topo>(c, Topo::shape(call.p()), in, out, op, kind, opt.cost);
+  call.in_place(io.in, cspan(io.out), 0);
+  if (io.in.empty()) return;
+  prefix::scan<Topo>(c, Topo::shape(call.p()), io, op, kind, opt.cost);
 }
 }  // namespace detail
 
@@ -49,16 +48,18 @@ template <Topology Topo, Transport C, InputBuffer In, OutputBuffer Out, class Op
 requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>> &&
     ReductionOp<Op, buffer_value_t<Out>>
 void scan(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
-  detail::checked_scan<Topo>("scan", c, detail::in_span(input), detail::out_span(output), op, opt,
-                             detail::prefix::scan_kind::inclusive);
+  detail::checked_scan<Topo>(
+      c, detail::in_out<buffer_value_t<Out>>{detail::in_span(input), detail::out_span(output)}, op,
+      opt, detail::prefix::scan_kind::inclusive);
 }
 
 template <Topology Topo, Transport C, InputBuffer In, OutputBuffer Out, class Op>
 requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>> &&
     ReductionOp<Op, buffer_value_t<Out>>
 void exclusive_scan(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
-  detail::checked_scan<Topo>("exclusive_scan", c, detail::in_span(input), detail::out_span(output),
-                             op, opt, detail::prefix::scan_kind::exclusive);
+  detail::checked_scan<Topo>(
+      c, detail::in_out<buffer_value_t<Out>>{detail::in_span(input), detail::out_span(output)}, op,
+      opt, detail::prefix::scan_kind::exclusive);
 }
 
 }  // namespace topocoll

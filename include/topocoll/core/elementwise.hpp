@@ -72,4 +72,12 @@ std::span<const T> cspan(std::span<T> s) {
   return s;
 }
 
+// A kernel's input and output (they may be the same elements where the
+// collective allows in-place use).
+template <class T>
+struct in_out {
+  std::span<const T> in;
+  std::span<T> out;
+};
+
 }  // namespace topocoll::detail

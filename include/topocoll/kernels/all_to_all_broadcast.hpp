@@ -513,7 +513,8 @@ void reduce_scatter(C& c, const layout& l, std::span<const T> in, std::span<T> o
   if (algo == algorithm::tree || tree_only<Topo>(l)) {
     const auto t = one_to_all::tree_at_zero<Topo>(l.p);
     scratch<T> acc(c.rank() == 0 ? pm : 0);
-    one_to_all::tree_reduce<one_to_all::tree_topology<Topo>>(c, t.l, in, acc.span(), op, 0, tg);
+    one_to_all::tree_reduce<one_to_all::tree_topology<Topo>>(c, t.l, in_out<T>{in, acc.span()}, op,
+                                                             0, tg);
     return one_to_all::tree_scatter<one_to_all::tree_topology<Topo>>(c, t.l, cspan(acc.span()), out,
                                                                      0, tg);
   }

@@ -160,8 +160,8 @@ void forward(C& c, int from, int to, std::span<const T> result, std::span<T> out
 // reduction runs towards rank 0 and rank 0 forwards the result to the root:
 // one extra message, as MPICH does for non-commutative operators.
 template <Topology Topo, Transport C, class T, class Op>
-void tree_reduce(C& c, const layout& l, std::span<const T> in, std::span<T> out, const Op& op,
-                 int root, int tag) {
+void tree_reduce(C& c, const layout& l, in_out<T> io, const Op& op, int root, int tag) {
+  const auto [in, out] = io;
   const bool xor_binary = xor_on_binary_dims<Topo>(l);
   const rooted_tree<Topo> t{l, (is_commutative_v<Op, T> || root == 0 || xor_binary) ? root : 0};
   const int rank = c.rank();
@@ -260,7 +260,7 @@ void reduce(C& c, const layout& l, std::span<const T> in, std::span<T> out, cons
             const options& opt) {
   const std::size_t m = in.size();
   if (!pipelined<Topo, T>(opt.algo, m, l.p, opt.cost))
-    return tree_reduce<Topo>(c, l, in, out, op, root, detail::tag::reduce);
+    return tree_reduce<Topo>(c, l, in_out<T>{in, out}, op, root, detail::tag::reduce);
   const int chain_root = (is_commutative_v<Op, T> || root == 0) ? root : 0;
   std::optional<scratch<T>> result;
   std::span<T> dst = out;

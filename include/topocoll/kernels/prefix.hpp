@@ -157,8 +157,8 @@ enum class scan_kind { inclusive, exclusive };
 // (t_s + t_w m / r) instead of (p - 1)(t_s + t_w m): each rank forwards
 // segment i while segment i + 1 arrives.
 template <Transport C, class T, class Op>
-void scan_chain(C& c, std::span<const T> in, std::span<T> out, const Op& op, scan_kind kind,
-                const cost_model& cost) {
+void scan_chain(C& c, in_out<T> io, const Op& op, scan_kind kind, const cost_model& cost) {
+  const auto [in, out] = io;
   const int rank = c.rank(), p = c.size();
   const int tg = kind == scan_kind::inclusive ? tag::scan : tag::exclusive_scan;
   const bool inclusive = kind == scan_kind::inclusive;
@@ -194,8 +194,9 @@ void scan_chain(C& c, std::span<const T> in, std::span<T> out, const Op& op, sca
 // in_{r-1}; rank 0's out untouched). in may be out itself (MPI_IN_PLACE): it is
 // read from a private copy then, since out fills while in is still needed.
 template <Topology Topo, Transport C, class T, class Op>
-void scan(C& c, const layout& l, std::span<const T> in, std::span<T> out, const Op& op,
-          scan_kind kind, const cost_model& cost) {
+void scan(C& c, const layout& l, in_out<T> io, const Op& op, scan_kind kind,
+          const cost_model& cost) {
+  auto [in, out] = io;
   const bool inclusive = kind == scan_kind::inclusive;
   scratch<T> own(in.data() == out.data() ? in.size() : 0);
   if (!own.span().empty()) {
@@ -203,7 +204,7 @@ void scan(C& c, const layout& l, std::span<const T> in, std::span<T> out, const 
     in = own.span();
   }
   if (dim_step<Topo::kind>::last_scan_dimension == scan_tail::chain && ndims<Topo>(l) == 1)
-    return scan_chain(c, in, out, op, kind, cost);
+    return scan_chain(c, in_out<T>{in, out}, op, kind, cost);
   const std::size_t m = in.size();
   if (l.p > 1) {
     scratch<T> work_store(m + work_size(m));

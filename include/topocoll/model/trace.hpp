@@ -41,71 +41,89 @@ struct schedule {
   }
 };
 
+namespace detail {
+// Replays per-rank logs, one call at a time per rank, as far as matching
+// allows, assigning each message its round.
+class scheduler {
+ public:
+  explicit scheduler(const std::vector<std::vector<event>>& logs)
+      : logs_(logs), next_(logs.size(), 0), clock_(logs.size(), 0), posted_(logs.size(), 0) {
+    s_.p = static_cast<int>(logs.size());
+  }
+
+  schedule run() {
+    for (bool progress = true; progress;) {
+      moved_ = false;
+      for (std::size_t r = 0; r < logs_.size(); ++r)
+        while (next_[r] < logs_[r].size() && advance(r)) {
+        }
+      progress = moved_;
+    }
+    for (std::size_t r = 0; r < logs_.size(); ++r)
+      if (next_[r] != logs_[r].size())
+        throw std::invalid_argument("model::make_schedule: rank " + std::to_string(r) +
+                                    " receives a message nobody sent");
+    std::stable_sort(s_.messages.begin(), s_.messages.end(),
+                     [](const message& a, const message& b) {
+                       return std::tie(a.round, a.src) < std::tie(b.round, b.src);
+                     });
+    return s_;
+  }
+
+ private:
+  using key = std::tuple<int, int, int>;  // src, dest, tag
+
+  // Rank r's next call (all events with one step: a sendrecv has two):
+  // posts its sends when it starts, then completes once its receives match.
+  bool advance(std::size_t r) {
+    const auto& log = logs_[r];
+    const std::size_t i = next_[r];
+    std::size_t j = i;
+    while (j < log.size() && log[j].step == log[i].step) ++j;
+    int at = clock_[r] + 1;
+    if (!posted_[r]) {
+      for (std::size_t k = i; k < j; ++k)
+        if (log[k].kind == event::send) post(static_cast<int>(r), log[k], at);
+      posted_[r] = true;
+      moved_ = true;
+    }
+    for (std::size_t k = i; k < j; ++k) {
+      if (log[k].kind != event::recv) continue;
+      const key kk{log[k].peer, static_cast<int>(r), log[k].tag};
+      const auto& q = posted_msgs_[kk];
+      if (taken_[kk] >= q.size()) return false;
+      at = std::max(at, s_.messages[q[taken_[kk]]].round);
+    }
+    for (std::size_t k = i; k < j; ++k)
+      if (log[k].kind == event::recv) ++taken_[{log[k].peer, static_cast<int>(r), log[k].tag}];
+    posted_[r] = false;
+    clock_[r] = at;  // a send posted in this call at round `at` is received no earlier
+    s_.rounds = std::max(s_.rounds, at);
+    next_[r] = j;
+    moved_ = true;
+    return true;
+  }
+
+  void post(int r, const event& e, int round) {
+    s_.messages.push_back({r, e.peer, e.tag, e.count, e.bytes, round});
+    posted_msgs_[{r, e.peer, e.tag}].push_back(s_.messages.size() - 1);
+  }
+
+  const std::vector<std::vector<event>>& logs_;
+  std::vector<std::size_t> next_;                        // next event per rank
+  std::vector<int> clock_;                               // round of the rank's last call
+  std::vector<char> posted_;                             // the current call's sends are out
+  std::map<key, std::vector<std::size_t>> posted_msgs_;  // indices into s_.messages
+  std::map<key, std::size_t> taken_;
+  schedule s_;
+  bool moved_ = false;  // a call posted its sends or completed in this pass
+};
+}  // namespace detail
+
 // logs[r] = rank r's events. Sends and receives are matched like MPI: in
 // order per (source, destination, tag).
 inline schedule make_schedule(const std::vector<std::vector<event>>& logs) {
-  const int p = static_cast<int>(logs.size());
-  schedule s;
-  s.p = p;
-  std::vector<std::size_t> next(static_cast<std::size_t>(p), 0);  // next event per rank
-  std::vector<int> clock(static_cast<std::size_t>(p), 0);         // round of the rank's last call
-  using key = std::tuple<int, int, int>;                          // src, dest, tag
-  std::map<key, std::vector<std::size_t>> posted;                 // indices into s.messages
-  std::map<key, std::size_t> taken;
-  std::vector<char> posted_sends(static_cast<std::size_t>(p), 0);  // current call's sends are out
-  bool progress = true;
-  while (progress) {
-    progress = false;
-    for (int r = 0; r < p; ++r) {
-      const auto& log = logs[static_cast<std::size_t>(r)];
-      auto& i = next[static_cast<std::size_t>(r)];
-      while (i < log.size()) {
-        // all events of one call (a sendrecv has two) share a step
-        std::size_t j = i;
-        while (j < log.size() && log[j].step == log[i].step) ++j;
-        int at = clock[static_cast<std::size_t>(r)] + 1;
-        // the call's sends are posted when it starts (sendrecv posts before it
-        // receives), whether or not its receive can complete yet
-        if (!posted_sends[static_cast<std::size_t>(r)]) {
-          for (std::size_t k = i; k < j; ++k)
-            if (log[k].kind == event::send) {
-              s.messages.push_back({r, log[k].peer, log[k].tag, log[k].count, log[k].bytes, at});
-              posted[{r, log[k].peer, log[k].tag}].push_back(s.messages.size() - 1);
-            }
-          posted_sends[static_cast<std::size_t>(r)] = true;
-          progress = true;
-        }
-        bool ready = true;
-        for (std::size_t k = i; k < j && ready; ++k) {
-          if (log[k].kind != event::recv) continue;
-          key kk{log[k].peer, r, log[k].tag};
-          auto& q = posted[kk];
-          std::size_t n = taken[kk];
-          if (n >= q.size())
-            ready = false;
-          else
-            at = std::max(at, s.messages[q[n]].round);
-        }
-        if (!ready) break;
-        for (std::size_t k = i; k < j; ++k)
-          if (log[k].kind == event::recv) ++taken[{log[k].peer, r, log[k].tag}];
-        posted_sends[static_cast<std::size_t>(r)] = false;
-        // a send posted in this call at round `at` is received no earlier
-        clock[static_cast<std::size_t>(r)] = at;
-        s.rounds = std::max(s.rounds, at);
-        i = j;
-        progress = true;
-      }
-    }
-  }
-  for (int r = 0; r < p; ++r)
-    if (next[static_cast<std::size_t>(r)] != logs[static_cast<std::size_t>(r)].size())
-      throw std::invalid_argument("model::make_schedule: rank " + std::to_string(r) +
-                                  " receives a message nobody sent");
-  std::stable_sort(s.messages.begin(), s.messages.end(), [](const message& a, const message& b) {
-    return std::tie(a.round, a.src) < std::tie(b.round, b.src);
-  });
-  return s;
+  return detail::scheduler(logs).run();
 }
 
 }  // namespace topocoll::model

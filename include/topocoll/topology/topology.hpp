@@ -184,31 +184,6 @@ layout shape_or_throw(std::string_view op, int rank, int p) {
   return Topo::shape(p);
 }
 
-// Root in [0, p) or std::invalid_argument.
-inline void check_root(std::string_view op, int rank, int p, int root) {
-  if (root < 0 || root >= p) invalid(op, rank, p, "root ", root, " is outside [0, ", p, ")");
-}
-
-// Buffer length == expected or std::invalid_argument.
-inline void check_size(std::string_view op, int rank, int p, std::string_view what, std::size_t got,
-                       std::size_t want) {
-  if (got != want) invalid(op, rank, p, what, " holds ", got, " elements, expected ", want);
-}
-
-// A buffer only the root uses (in of scatter, out of gather and reduce):
-// exactly `want` elements at the root; empty (untouched) or `want` elsewhere.
-// `want_is` says what `want` is, e.g. "p * in.size()".
-inline void check_root_buffer(std::string_view op, int rank, int p, int root, std::string_view what,
-                              std::string_view want_is, std::size_t got, std::size_t want) {
-  if (rank == root) {
-    if (got != want)
-      invalid(op, rank, p, what, " (at the root: ", want_is, ") holds ", got,
-              " elements, expected ", want);
-  } else if (got != 0 && got != want) {
-    invalid(op, rank, p, what, " holds ", got, " elements, expected ", want, " (", want_is,
-            ") or 0 on a rank other than the root");
-  }
-}
 }  // namespace detail
 
 }  // namespace topocoll
