@@ -333,7 +333,6 @@ void run_double(bench& B, std::size_t bytes) {
   auto verify_out = [&] { return same(out, want); };
   auto verify_out_root = [&] { return rank != 0 || same(out, want); };
   auto verify_pm = [&] { return same(out_pm, want_pm); };
-  auto verify_pm_root = [&] { return rank != 0 || same(out_pm, want_pm); };
 
   // The transport alone: what mpi::Comm adds to MPI per message.
   if (B.wanted("sendrecv_ring")) {
@@ -394,7 +393,6 @@ void run_double(bench& B, std::size_t bytes) {
                   ok});
     B.measure("pingpong", "double", bytes, cs);
   }
-#if __has_include(<topocoll/collectives/broadcast.hpp>)
   if (B.wanted("broadcast")) {
     std::vector<double> buf = in;
     want = input(0, m);
@@ -415,8 +413,6 @@ void run_double(bench& B, std::size_t bytes) {
                  });
     B.measure("broadcast", "double", bytes, cs);
   }
-#endif
-#if __has_include(<topocoll/collectives/reduce.hpp>)
   if (B.wanted("reduce")) {
     want.assign(m, 0);
     MPI_Allreduce(in.data(), want.data(), M, MPI_DOUBLE, MPI_SUM, w);
@@ -435,8 +431,6 @@ void run_double(bench& B, std::size_t bytes) {
                  });
     B.measure("reduce", "double", bytes, cs);
   }
-#endif
-#if __has_include(<topocoll/collectives/all_reduce.hpp>)
   if (B.wanted("all_reduce")) {
     want.assign(m, 0);
     MPI_Allreduce(in.data(), want.data(), M, MPI_DOUBLE, MPI_SUM, w);
@@ -457,8 +451,6 @@ void run_double(bench& B, std::size_t bytes) {
                  });
     B.measure("all_reduce", "double", bytes, cs);
   }
-#endif
-#if __has_include(<topocoll/collectives/reduce_scatter.hpp>)
   if (B.wanted("reduce_scatter")) {
     want.assign(m, 0);
     MPI_Reduce_scatter_block(in_pm.data(), want.data(), M, MPI_DOUBLE, MPI_SUM, w);
@@ -475,8 +467,6 @@ void run_double(bench& B, std::size_t bytes) {
                  });
     B.measure("reduce_scatter", "double", bytes, cs);
   }
-#endif
-#if __has_include(<topocoll/collectives/all_gather.hpp>)
   if (B.wanted("all_gather")) {
     want_pm.assign(P * m, 0);
     MPI_Allgather(in.data(), M, MPI_DOUBLE, want_pm.data(), M, MPI_DOUBLE, w);
@@ -497,8 +487,6 @@ void run_double(bench& B, std::size_t bytes) {
                  });
     B.measure("all_gather", "double", bytes, cs);
   }
-#endif
-#if __has_include(<topocoll/collectives/scan.hpp>)
   if (B.wanted("scan")) {
     want.assign(m, 0);
     MPI_Scan(in.data(), want.data(), M, MPI_DOUBLE, MPI_SUM, w);
@@ -529,8 +517,6 @@ void run_double(bench& B, std::size_t bytes) {
                  });
     B.measure("exclusive_scan", "double", bytes, cs);
   }
-#endif
-#if __has_include(<topocoll/collectives/scatter.hpp>)
   if (B.wanted("scatter")) {
     want = input(0, P * m, 5);
     want = std::vector<double>(want.begin() + static_cast<std::ptrdiff_t>(rank * m),
@@ -560,8 +546,6 @@ void run_double(bench& B, std::size_t bytes) {
                  });
     B.measure("scatter", "double", bytes, cs);
   }
-#endif
-#if __has_include(<topocoll/collectives/gather.hpp>)
   if (B.wanted("gather")) {
     want_pm.assign(P * m, 0);
     MPI_Allgather(in.data(), M, MPI_DOUBLE, want_pm.data(), M, MPI_DOUBLE, w);
@@ -591,8 +575,6 @@ void run_double(bench& B, std::size_t bytes) {
                  });
     B.measure("gather", "double", bytes, cs);
   }
-#endif
-#if __has_include(<topocoll/collectives/all_to_all.hpp>)
   if (B.wanted("all_to_all")) {
     want_pm.assign(P * m, 0);
     MPI_Alltoall(in_pm.data(), M, MPI_DOUBLE, want_pm.data(), M, MPI_DOUBLE, w);
@@ -618,8 +600,6 @@ void run_double(bench& B, std::size_t bytes) {
     B.measure("all_to_all", "double", bytes, cs);
     bvv2.clear();
   }
-#endif
-#if __has_include(<topocoll/collectives/all_to_all_v.hpp>)
   if (B.wanted("all_to_all_v")) {
     // uneven blocks: rank r sends (1 + (r + j) % 3) * m / 2 elements to rank j
     std::vector<std::size_t> cnt(P);
@@ -670,9 +650,6 @@ void run_double(bench& B, std::size_t bytes) {
                   [&] { return same(cb_out, want); }});
     B.measure("all_to_all_v", "double", bytes, cs);
   }
-#endif
-  (void)verify_out_root;
-  (void)verify_pm_root;
 }
 
 // std::string: topocoll serializes per message (Boost.Serialization); Boost.MPI
@@ -717,7 +694,6 @@ void run_string(bench& B, std::size_t bytes) {
   auto floor_name = [](const char* mpi) {
     return std::string(mpi) + " of the encoded bytes + string writes";
   };
-#if __has_include(<topocoll/collectives/broadcast.hpp>)
   if (B.wanted("broadcast")) {
     std::vector<S> buf = in;
     const std::vector<S> want = strings(0, k);
@@ -764,8 +740,6 @@ void run_string(bench& B, std::size_t bytes) {
         });
     B.measure("broadcast", "one long string", bytes, cs);
   }
-#endif
-#if __has_include(<topocoll/collectives/gather.hpp>)
   if (B.wanted("gather")) {
     std::vector<S> root_out(rank == 0 ? P * k : 0);
     std::vector<contender> cs;
@@ -792,8 +766,6 @@ void run_string(bench& B, std::size_t bytes) {
         });
     B.measure("gather", "string", bytes, cs);
   }
-#endif
-#if __has_include(<topocoll/collectives/all_gather.hpp>)
   if (B.wanted("all_gather")) {
     std::vector<S> out(P * k);
     std::vector<contender> cs;
@@ -815,8 +787,6 @@ void run_string(bench& B, std::size_t bytes) {
         });
     B.measure("all_gather", "string", bytes, cs);
   }
-#endif
-#if __has_include(<topocoll/collectives/all_to_all.hpp>)
   if (B.wanted("all_to_all")) {
     const std::vector<S> in_pk = strings(rank, P * k, 3);
     std::vector<std::vector<S>> vals;
@@ -849,7 +819,6 @@ void run_string(bench& B, std::size_t bytes) {
         });
     B.measure("all_to_all", "string", bytes, cs);
   }
-#endif
 }
 
 }  // namespace

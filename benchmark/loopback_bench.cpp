@@ -224,9 +224,6 @@ int main(int argc, char** argv) {
     const std::size_t m = n / sizeof(double);
     const int reps = std::max(5, reps_for(n, base_reps) / 4);
     const double mc = best_of_3([&] { return memcpy_time(n, reps); });
-    (void)m;
-    (void)mc;
-#if __has_include(<topocoll/collectives/broadcast.hpp>)
     {
       const double t = collective_time(p, reps, [&](lb::Comm& c) {
         thread_local std::vector<double> buf;
@@ -236,8 +233,6 @@ int main(int argc, char** argv) {
       // every non-root rank receives n bytes
       print({"broadcast<Hypercube> p=4", n, t * 1e6, gbs(n * (p - 1), t), gbs(n, mc)});
     }
-#endif
-#if __has_include(<topocoll/collectives/all_gather.hpp>)
     {
       const double t = collective_time(p, reps, [&](lb::Comm& c) {
         thread_local std::vector<double> in, out;
@@ -250,8 +245,6 @@ int main(int argc, char** argv) {
       print(
           {"all_gather<Ring> p=4 (n total)", n, t * 1e6, gbs(n / p * (p - 1) * p, t), gbs(n, mc)});
     }
-#endif
-#if __has_include(<topocoll/collectives/all_reduce.hpp>)
     {
       const double t = collective_time(p, reps, [&](lb::Comm& c) {
         thread_local std::vector<double> in, out;
@@ -262,7 +255,6 @@ int main(int argc, char** argv) {
       });
       print({"all_reduce<Ring> p=4", n, t * 1e6, gbs(n * p, t), gbs(n, mc)});
     }
-#endif
   }
   if (!csv.empty()) {
     std::ofstream f(csv);
