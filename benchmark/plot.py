@@ -3,7 +3,7 @@
 time against bytes per rank, one line per implementation (topocoll topology and
 algorithm, native MPI, Boost.MPI), log-log, into one PNG each.
 
-    python3 benchmark/plot.py results.csv [--out DIR]
+    python3 benchmark/plot.py results.csv [--out DIR] [--types T1,T2] [--dpi N]
 
 Needs matplotlib (Debian: apt-get install python3-matplotlib).
 """
@@ -20,10 +20,27 @@ def label(row):
     return f'{row["topology"]} {row["algorithm"]}'
 
 
+def save_small(fig, path, dpi):
+    """The PNG with a 256-colour palette (a third of the size, the same lines)."""
+    try:
+        import io
+        from PIL import Image
+    except ImportError:
+        fig.savefig(path, dpi=dpi)
+        return
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=dpi, format="png")
+    buf.seek(0)
+    Image.open(buf).convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(
+        path, optimize=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("csv")
     ap.add_argument("--out", default="plots", help="directory for the PNGs (default: plots)")
+    ap.add_argument("--types", help="only these element types, comma-separated (default: all)")
+    ap.add_argument("--dpi", type=int, default=80, help="resolution of the PNGs (default: 80)")
     args = ap.parse_args()
 
     try:
@@ -36,10 +53,13 @@ def main():
             os.execv("/usr/bin/python3", ["/usr/bin/python3", os.path.abspath(__file__)] + sys.argv[1:])
         sys.exit("plot.py needs matplotlib: apt-get install python3-matplotlib (or pip install matplotlib)")
 
+    types = set(args.types.split(",")) if args.types else None
     groups = collections.defaultdict(lambda: collections.defaultdict(list))
     procs = {}
     with open(args.csv, newline="") as f:
         for row in csv.DictReader(f):
+            if types is not None and row["type"] not in types:
+                continue
             key = (row["collective"], row["type"])
             groups[key][label(row)].append((int(row["bytes_per_rank"]), float(row["median_us"]),
                                             row["impl"]))
@@ -70,9 +90,9 @@ def main():
         ax.set_title(f"{coll} <{typ}>, p = {procs[(coll, typ)]}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, ncol=2)
-        path = os.path.join(args.out, f"{coll}_{typ}.png")
+        path = os.path.join(args.out, f"{coll}_{typ}.png".replace(" ", "_"))
         fig.tight_layout()
-        fig.savefig(path, dpi=110)
+        save_small(fig, path, args.dpi)
         plt.close(fig)
         print(path)
 
