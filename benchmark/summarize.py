@@ -6,11 +6,26 @@ reduce_scatter <= 0.5x at 64 KiB and 1 MiB; >= 2x faster than Boost.MPI for
 >= 64 KiB).
 
     python3 benchmark/summarize.py results.csv [--sizes 8,1024,65536,1048576,16777216]
+
+With --block, the figures section of benchmark/README.md instead (what
+benchmark/regenerate writes between the results markers): ratio tables of the
+full run, the string run's rows (--strings), the loopback run (--loopback),
+and the targets. The date and the command come from the "# " lines at the top
+of each CSV's .txt twin (np4.csv -> np4.txt), which benchmark/regenerate
+writes.
+
+    python3 benchmark/summarize.py --block benchmark/results/np4.csv \\
+        --strings benchmark/results/np4_strings.csv --loopback benchmark/results/loopback.csv
 """
 import argparse
 import collections
 import csv
 import math
+import os
+
+BEGIN = "<!-- results:begin (written by benchmark/regenerate; edits here are overwritten) -->"
+END = "<!-- results:end -->"
+TRANSPORT = ("sendrecv_ring", "pingpong")  # the transport alone, not a collective
 
 
 def human(b):
@@ -21,18 +36,12 @@ def human(b):
     return f"{b} B"
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("csv")
-    ap.add_argument("--sizes", default="8,1024,65536,1048576,16777216")
-    args = ap.parse_args()
-    want_sizes = [int(s) for s in args.sizes.split(",")]
-
-    # (coll, type, bytes) -> {"native": t, "boost": t, "topo": [(t, name)]}
+def load(path):
+    """(coll, type, bytes) -> {"native", "boost", "floor": t, "topo": [(t, name)]}, p, wrong rows."""
     data = collections.defaultdict(lambda: {"native": math.nan, "boost": math.nan, "floor": math.nan, "topo": []})
     bad = []
     p = "?"
-    with open(args.csv, newline="") as f:
+    with open(path, newline="") as f:
         for r in csv.DictReader(f):
             key = (r["collective"], r["type"], int(r["bytes_per_rank"]))
             t = float(r["median_us"])
@@ -47,12 +56,74 @@ def main():
                 data[key]["floor"] = t
             else:
                 data[key]["topo"].append((t, f'{r["topology"]} {r["algorithm"]}'.strip()))
+    return data, p, bad
 
-    colls = []
+
+def groups(data, types=None):
+    out = []
     for (c, ty, _) in data:
-        if (c, ty) not in colls:
-            colls.append((c, ty))
+        if (c, ty) not in out and (types is None or ty in types):
+            out.append((c, ty))
+    return out
 
+
+def best(d):
+    return min(d["topo"]) if d and d["topo"] else None
+
+
+def ratio(a, b):
+    return a / b if not math.isnan(b) and b > 0 else math.nan
+
+
+def fmt(r):
+    return "-" if math.isnan(r) else f"{r:.2f}"
+
+
+def targets(data, colls):
+    """Rows of the targets table: worst best-variant ratio per range, per collective."""
+    rows = []
+    for c, ty in colls:
+        if c in TRANSPORT:
+            continue
+        small, large, boost = [], [], []
+        for (cc, tt, s), d in data.items():
+            if (cc, tt) != (c, ty) or not d["topo"]:
+                continue
+            t, name = best(d)
+            if not math.isnan(d["native"]):
+                if s <= 1024:
+                    small.append((t / d["native"], s, name))
+                if s >= 65536:
+                    large.append((t / d["native"], s, name))
+            if not math.isnan(d["boost"]) and s >= 65536:
+                boost.append((t / d["boost"], s, name, ratio(d["floor"], d["boost"])))
+
+        def worst(v, limit):
+            if not v:
+                return "-"
+            r, s, name, *fl = max(v)
+            floor = f"; floor {fl[0]:.2f}x" if fl and not math.isnan(fl[0]) else ""
+            return f'{r:.2f}x at {human(s)} ({name}{floor}) {"met" if r <= limit else "MISSED"}'
+
+        rows.append(f"| {c} | {ty} | {worst(small, 1.3)} | {worst(large, 1.0)} | {worst(boost, 0.5)} |")
+    return rows
+
+
+def reduce_scatter_lines(data):
+    out = []
+    for s in (65536, 1048576):
+        d = data.get(("reduce_scatter", "double", s))
+        if d and d["topo"] and not math.isnan(d["native"]):
+            t, name = best(d)
+            r = t / d["native"]
+            out.append(f'reduce_scatter at {human(s)}: {r:.2f}x native ({name}; target 0.5: {"met" if r <= 0.5 else "MISSED"})')
+    return out
+
+
+def plain(args):
+    data, p, bad = load(args.csv)
+    want_sizes = [int(s) for s in args.sizes.split(",")]
+    colls = groups(data)
     print(f"p = {p}. Per cell: best topocoll median us (variant), ratio to native MPI / to Boost.MPI.\n")
     sizes = [s for s in want_sizes if any(k[2] == s for k in data)]
     print("| collective | type | " + " | ".join(human(s) for s in sizes) + " |")
@@ -64,7 +135,7 @@ def main():
             if not d or not d["topo"]:
                 cells.append("-")
                 continue
-            t, name = min(d["topo"])
+            t, name = best(d)
             rn = f'{t / d["native"]:.2f}x' if not math.isnan(d["native"]) else "-"
             rb = f'{t / d["boost"]:.2f}x' if not math.isnan(d["boost"]) else "-"
             nat = f'native {d["native"]:.1f}' if not math.isnan(d["native"]) else f'Boost {d["boost"]:.1f}'
@@ -75,40 +146,164 @@ def main():
     print("| collective | type | worst ratio <= 1 KiB (target 1.3) | worst ratio >= 64 KiB (target 1.0) | "
           "worst vs Boost >= 64 KiB (target 0.5) |")
     print("|---|---|---|---|---|")
-    for c, ty in colls:
-        if c in ("sendrecv_ring", "pingpong"):  # the transport alone, not a collective
-            continue
-        small, large, boost = [], [], []
-        for (cc, tt, s), d in data.items():
-            if (cc, tt) != (c, ty) or not d["topo"]:
-                continue
-            t, name = min(d["topo"])
-            if not math.isnan(d["native"]):
-                if s <= 1024:
-                    small.append((t / d["native"], s, name))
-                if s >= 65536:
-                    large.append((t / d["native"], s, name))
-            if not math.isnan(d["boost"]) and s >= 65536:
-                fl = d["floor"] / d["boost"] if not math.isnan(d["floor"]) else math.nan
-                boost.append((t / d["boost"], s, name, fl))
-
-        def worst(v, limit):
-            if not v:
-                return "-"
-            r, s, name, *fl = max(v)
-            floor = f"; floor {fl[0]:.2f}x" if fl and not math.isnan(fl[0]) else ""
-            return f'{r:.2f}x at {human(s)} ({name}{floor}) {"met" if r <= limit else "MISSED"}'
-
-        print(f"| {c} | {ty} | {worst(small, 1.3)} | {worst(large, 1.0)} | {worst(boost, 0.5)} |")
-
-    for s in (65536, 1048576):
-        d = data.get(("reduce_scatter", "double", s))
-        if d and d["topo"] and not math.isnan(d["native"]):
-            t, name = min(d["topo"])
-            r = t / d["native"]
-            print(f'\nreduce_scatter at {human(s)}: {r:.2f}x native ({name}; target 0.5: {"met" if r <= 0.5 else "MISSED"})')
+    for row in targets(data, colls):
+        print(row)
+    for line in reduce_scatter_lines(data):
+        print("\n" + line)
     if bad:
         print("\nWRONG RESULTS: " + "; ".join(bad))
+
+
+def header(csv_path):
+    """The "# key: value" lines at the top of the CSV's .txt twin."""
+    meta = {}
+    txt = os.path.splitext(csv_path)[0] + ".txt"
+    if os.path.exists(txt):
+        with open(txt) as f:
+            for line in f:
+                if not line.startswith("# "):
+                    break
+                k, _, v = line[2:].partition(":")
+                meta[k.strip()] = v.strip()
+    return meta
+
+
+def ratio_table(out, data, colls, sizes, against, label):
+    out.append(f"| {label} | " + " | ".join(human(s) for s in sizes) + " |")
+    out.append("|---|" + "---|" * len(sizes))
+    for c, ty in colls:
+        cells = []
+        for s in sizes:
+            d = data.get((c, ty, s))
+            b = best(d)
+            if not b:
+                cells.append("-")
+                continue
+            r = ratio(b[0], d[against])
+            cell = fmt(r)
+            if against == "boost" and not math.isnan(d["floor"]):
+                cell += f" [{fmt(ratio(d['floor'], d['boost']))}]"
+            cells.append(cell)
+        if any(x != "-" for x in cells):
+            name = c if ty == "double" else f"{c} <{ty}>"
+            out.append(f"| {name} | " + " | ".join(cells) + " |")
+
+
+def block(args):
+    out = [BEGIN, ""]
+    runs = [("full run", args.csv)]
+    if args.strings:
+        runs.append(("strings", args.strings))
+    if args.loopback:
+        runs.append(("loopback", args.loopback))
+    metas = [(what, path, header(path)) for what, path in runs]
+    dates = sorted({m.get("date", "?") for _, _, m in metas})
+    out.append(f"Measured {', '.join(dates)}; every file is in `benchmark/results/`. The commands:")
+    out.append("")
+    out.append("```sh")
+    for what, path, m in metas:
+        base = os.path.splitext(os.path.basename(path))[0]
+        out.append(f"# {what}: {base}.csv, {base}.txt; {m.get('date', '?')}, commit {m.get('commit', '?')}")
+        out.append(m.get("command", "(command not recorded)"))
+    out.append("```")
+
+    data, p, bad = load(args.csv)
+    colls = groups(data, types={"double"})
+    sizes = sorted({k[2] for k in data})
+    out.append("")
+    out.append(f"**Best topocoll variant / native MPI** (medians, `double`, p = {p}; "
+               "sendrecv_ring and pingpong: `mpi::Comm` / plain MPI):")
+    out.append("")
+    ratio_table(out, data, colls, sizes, "native", "collective")
+
+    big = [s for s in sizes if s >= 1024]
+    boost_colls = [(c, ty) for c, ty in colls
+                   if c not in TRANSPORT and any(not math.isnan(d["boost"]) for k, d in data.items() if k[:2] == (c, ty))]
+    out.append("")
+    out.append("**Best topocoll variant / Boost.MPI's value call**, `std::vector<double>` "
+               "(Boost.MPI has no reduce_scatter, exclusive scan or all_to_all_v):")
+    out.append("")
+    ratio_table(out, data, boost_colls, big, "boost", "collective")
+
+    all_targets = targets(data, colls)
+    rs = reduce_scatter_lines(data)
+    if args.strings:
+        sdata, _, sbad = load(args.strings)
+        bad += sbad
+        scolls = groups(sdata, types=None)
+        scolls = [g for g in scolls if g[1] != "double"]
+        ssizes = sorted({k[2] for k in sdata if k[1] != "double"})
+        out.append("")
+        out.append("**Strings: best topocoll variant / Boost.MPI** [floor row / Boost.MPI] "
+                   "(`<string>`: 32-character strings; `<one long string>`: one string of that size):")
+        out.append("")
+        ratio_table(out, sdata, scolls, ssizes, "boost", "collective")
+        all_targets += targets(sdata, scolls)
+
+    out.append("")
+    out.append("**Targets** (the best topocoll variant at each size; the worst cell of each range):")
+    out.append("")
+    out.append("| collective | type | <= 1 KiB: <= 1.3x native | >= 64 KiB: <= 1.0x native | "
+               ">= 64 KiB: <= 0.5x Boost.MPI |")
+    out.append("|---|---|---|---|---|")
+    out += all_targets
+    out.append("")
+    for line in rs:
+        out.append(f"* {line}")
+
+    if args.loopback:
+        rows = collections.OrderedDict()
+        lsizes = set()
+        with open(args.loopback, newline="") as f:
+            for r in csv.DictReader(f):
+                n = int(r["bytes"])
+                lsizes.add(n)
+                rows.setdefault(r["what"], {})[n] = (float(r["gbytes_per_s"]), float(r["efficiency"]),
+                                                     float(r["time_us"]))
+        lsizes = sorted(lsizes)
+        out.append("")
+        out.append("**Loopback transport** (`loopback_bench`): GB/s and share of `memcpy`'s GB/s "
+                   "(below 1 KiB: time per message); target >= 70 % for point-to-point messages "
+                   ">= 1 MiB:")
+        out.append("")
+        out.append("| what | " + " | ".join(human(s) for s in lsizes) + " |")
+        out.append("|---|" + "---|" * len(lsizes))
+        for what, cells in rows.items():
+            def cell(s):
+                if s not in cells:
+                    return "-"
+                g, e, us = cells[s]
+                return f"{us:.2f} us" if s < 1024 else f"{g:.1f} ({e * 100:.0f} %)"
+
+            out.append(f"| {what} | " + " | ".join(cell(s) for s in lsizes) + " |")
+        worst = [(e, n, w) for w, cells in rows.items() if w.startswith("p2p stream") and "poll off" not in w
+                 for n, (_, e, _) in cells.items() if n >= 1 << 20]
+        if worst:
+            e, n, w = min(worst)
+            out.append("")
+            out.append(f"* lowest point-to-point efficiency >= 1 MiB: {e * 100:.0f} % ({w}, {human(n)}; "
+                       f'target 70 %: {"met" if e >= 0.7 else "MISSED"})')
+
+    if bad:
+        out.append("")
+        out.append("**WRONG RESULTS**: " + "; ".join(bad))
+    out.append("")
+    out.append(END)
+    print("\n".join(out))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("csv")
+    ap.add_argument("--sizes", default="8,1024,65536,1048576,16777216")
+    ap.add_argument("--block", action="store_true", help="print the README's figures block")
+    ap.add_argument("--strings", help="with --block: the string run's CSV")
+    ap.add_argument("--loopback", help="with --block: loopback_bench's CSV")
+    args = ap.parse_args()
+    if args.block:
+        block(args)
+    else:
+        plain(args)
 
 
 if __name__ == "__main__":
