@@ -845,7 +845,8 @@ int main(int argc, char** argv) {
       B.set.reps_scale = std::stod(val());
     else if (a == "--no-strings")
       B.set.strings = false;
-    else if (a == "--only") {
+    else if (a == "--only") {  // a later --only replaces an earlier one, like the other flags
+      B.set.only.clear();
       std::stringstream ss(val());
       for (std::string s; std::getline(ss, s, ',');) B.set.only.push_back(s);
     } else {
