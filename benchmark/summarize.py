@@ -198,7 +198,8 @@ def block(args):
         runs.append(("loopback", args.loopback))
     metas = [(what, path, header(path)) for what, path in runs]
     dates = sorted({m.get("date", "?") for _, _, m in metas})
-    out.append(f"Measured {', '.join(dates)}; every file is in `benchmark/results/`. The commands:")
+    where = os.path.relpath(os.path.dirname(os.path.abspath(args.csv)))
+    out.append(f"Measured {', '.join(dates)}; the files are in `{where}/`. The commands:")
     out.append("")
     out.append("```sh")
     for what, path, m in metas:
