@@ -185,7 +185,7 @@ def ratio_table(out, data, colls, sizes, against, label):
                 cell += f" [{fmt(ratio(d['floor'], d['boost']))}]"
             cells.append(cell)
         if any(x != "-" for x in cells):
-            name = c if ty == "double" else f"{c} <{ty}>"
+            name = c if ty == "double" else f"{c}, {ty}"
             out.append(f"| {name} | " + " | ".join(cells) + " |")
 
 
@@ -236,7 +236,7 @@ def block(args):
         ssizes = sorted({k[2] for k in sdata if k[1] != "double"})
         out.append("")
         out.append("**Strings: best topocoll variant / Boost.MPI** [floor row / Boost.MPI] "
-                   "(`<string>`: 32-character strings; `<one long string>`: one string of that size):")
+                   "(string: vectors of 32-character strings; one long string: one `std::string` of that size):")
         out.append("")
         ratio_table(out, sdata, scolls, ssizes, "boost", "collective")
         all_targets += targets(sdata, scolls)
@@ -276,7 +276,7 @@ def block(args):
                 g, e, us = cells[s]
                 return f"{us:.2f} us" if s < 1024 else f"{g:.1f} ({e * 100:.0f} %)"
 
-            out.append(f"| {what} | " + " | ".join(cell(s) for s in lsizes) + " |")
+            out.append(f"| `{what}` | " + " | ".join(cell(s) for s in lsizes) + " |")
         worst = [(e, n, w) for w, cells in rows.items() if w.startswith("p2p stream") and "poll off" not in w
                  for n, (_, e, _) in cells.items() if n >= 1 << 20]
         if worst:
