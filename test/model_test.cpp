@@ -1,6 +1,9 @@
 #define BOOST_TEST_MODULE model
 #include <boost/test/unit_test.hpp>
 
+#include <cstddef>
+#include <functional>
+#include <span>
 #include <vector>
 
 #include <topocoll/model/svg.hpp>
@@ -20,6 +23,39 @@ std::vector<std::vector<tc::model::event>> trace(int p, F f) {
     logs[static_cast<std::size_t>(c.rank())] = cc.events();  // each rank its own slot
   });
   return logs;
+}
+
+// The schedule that example/draw.cpp draws for f on p ranks.
+template <class F>
+tc::model::schedule drawn(int p, F f) {
+  return tc::model::make_schedule(trace(p, f));
+}
+
+// The element counts rank src sends, in round order (the figure's labels on
+// its line).
+std::vector<std::size_t> sent_by(const tc::model::schedule& s, int src) {
+  std::vector<std::size_t> v;
+  for (const tc::model::message& msg : s.messages)
+    if (msg.src == src) v.push_back(msg.count);
+  return v;
+}
+
+// Every message of round k has size(k) elements.
+bool sizes_follow(const tc::model::schedule& s, const std::function<std::size_t(int)>& size) {
+  for (const tc::model::message& msg : s.messages)
+    if (msg.count != size(msg.round)) return false;
+  return !s.messages.empty();
+}
+
+constexpr std::size_t m = 4;
+
+template <class Topo>
+auto all_to_all_with(tc::algorithm a) {
+  return [a](auto& c) {
+    const std::size_t p = static_cast<std::size_t>(c.size());
+    std::vector<int> in(m * p, c.rank()), out(m * p);
+    tc::all_to_all<Topo>(c, std::span<const int>(in), std::span<int>(out), tc::options{.algo = a});
+  };
 }
 }  // namespace
 
@@ -67,4 +103,67 @@ BOOST_AUTO_TEST_CASE(a_receive_without_a_send_is_reported) {
   std::vector<std::vector<tc::model::event>> logs(2);
   logs[1].push_back({tc::model::event::recv, 0, 0, 0, 1, 4});
   BOOST_CHECK_THROW(tc::model::make_schedule(logs), std::invalid_argument);
+}
+
+// ---------------------------------------------------------------------------
+// The figures of doc/figures.md: message sizes, not only step counts.
+
+// Figure 4.18: one message to the next rank per step, shrinking by m:
+// m(p - 1), m(p - 2), ..., m.
+BOOST_AUTO_TEST_CASE(store_and_forward_all_to_all_on_a_ring_shrinks_by_m_each_step) {
+  const int p = 8;
+  auto s = drawn(p, all_to_all_with<tc::Ring>(tc::algorithm::store_and_forward));
+  BOOST_TEST(s.rounds == p - 1);
+  BOOST_TEST(sent_by(s, 0) == (std::vector<std::size_t>{28, 24, 20, 16, 12, 8, 4}),
+             boost::test_tools::per_element());
+  BOOST_TEST(sizes_follow(s, [](int k) { return m * static_cast<std::size_t>(p - k); }));
+  for (const tc::model::message& msg : s.messages) BOOST_TEST(msg.dest == (msg.src + 1) % p);
+  // the pairwise exchange is another figure: p - 1 messages of m
+  auto pw = drawn(p, all_to_all_with<tc::Ring>(tc::algorithm::pairwise));
+  BOOST_TEST(sizes_follow(pw, [](int) { return m; }));
+}
+
+// Figure 4.19 on 3x3: rows, then columns, each m sqrt(p) (sqrt(p) - k) in
+// step k of its dimension; Figure 4.20: log p steps of m p / 2.
+BOOST_AUTO_TEST_CASE(store_and_forward_all_to_all_on_mesh_and_hypercube) {
+  auto mesh = drawn(9, all_to_all_with<tc::Mesh<2>>(tc::algorithm::store_and_forward));
+  BOOST_TEST(mesh.rounds == 4);
+  BOOST_TEST(sent_by(mesh, 0) == (std::vector<std::size_t>{24, 12, 24, 12}),
+             boost::test_tools::per_element());
+  auto cube = drawn(8, all_to_all_with<tc::Hypercube<3>>(tc::algorithm::store_and_forward));
+  BOOST_TEST(cube.rounds == 3);
+  BOOST_TEST(sizes_follow(cube, [](int) { return 4 * m; }));
+}
+
+// Algorithm 4.7: partners rank XOR 1, 2, 4, messages m, 2m, 4m.
+BOOST_AUTO_TEST_CASE(hypercube_all_gather_messages_double) {
+  auto s = drawn(8, [](auto& c) {
+    std::vector<int> in(m, c.rank()), out(8 * m);
+    tc::all_gather<tc::Hypercube<3>>(c, std::span<const int>(in), std::span<int>(out));
+  });
+  BOOST_TEST(s.rounds == 3);
+  BOOST_TEST(s.messages.size() == 24u);
+  BOOST_TEST(sent_by(s, 5) == (std::vector<std::size_t>{4, 8, 16}),
+             boost::test_tools::per_element());
+  BOOST_TEST(sizes_follow(s, [](int k) { return m << (k - 1); }));
+  for (const tc::model::message& msg : s.messages)
+    BOOST_TEST(msg.dest == (msg.src ^ (1 << (msg.round - 1))));
+}
+
+// Algorithm 4.1: p - 1 messages, every one of m; scatter's halve: 4m, 2m, m.
+BOOST_AUTO_TEST_CASE(hypercube_broadcast_sends_m_and_scatter_halves) {
+  auto bc = drawn(8, [](auto& c) {
+    std::vector<int> v(m, c.rank() == 0 ? 7 : 0);
+    tc::broadcast<tc::Hypercube<3>>(c, std::span<int>(v), 0);
+  });
+  BOOST_TEST(bc.rounds == 3);
+  BOOST_TEST(bc.messages.size() == 7u);
+  BOOST_TEST(sizes_follow(bc, [](int) { return m; }));
+  auto sc = drawn(8, [](auto& c) {
+    std::vector<int> in(c.rank() == 0 ? 8 * m : 0, 1), out(m);
+    tc::scatter<tc::Hypercube<3>>(c, std::span<const int>(in), std::span<int>(out), 0);
+  });
+  BOOST_TEST(sent_by(sc, 0) == (std::vector<std::size_t>{16, 8, 4}),
+             boost::test_tools::per_element());
+  BOOST_TEST(sizes_follow(sc, [](int k) { return m * (8u >> k); }));
 }
