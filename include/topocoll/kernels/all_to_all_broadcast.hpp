@@ -70,31 +70,9 @@
 
 namespace topocoll::detail::all_to_all_broadcast {
 
-// The pairing of the non-power-of-two fold (e = 0: no fold, identity).
-struct fold_map {
-  int p = 1;  // real ranks
-  int e = 0;  // folded pairs (2i, 2i+1), i < e
-  int active() const { return p - e; }
-  bool folded_away(int r) const { return r < 2 * e && r % 2 == 0; }
-  int to_virtual(int r) const { return r < 2 * e ? r / 2 : r - e; }
-  int to_real(int w) const { return w < e ? 2 * w + 1 : w + e; }
-  // first real rank virtual rank w stands for; lo(active()) == p
-  int lo(int w) const { return w < e ? 2 * w : w + e; }
-};
-
-// No fold: virtual ranks are real ranks.
-struct no_fold {
-  int p = 1;
-  static constexpr int e = 0;
-  static constexpr int to_real(int w) { return w; }
-  operator fold_map() const { return {p, 0}; }  // for kernels that take any fold
-};
-
 template <Topology Topo>
 fold_map make_fold(const layout& l) {
-  if (dim_step<Topo::kind>::pairs_up_missing && l.extent != l.p)
-    return {l.p, l.p - static_cast<int>(std::bit_floor(static_cast<unsigned>(l.p)))};
-  return {l.p, 0};
+  return Topo::folding(l);
 }
 
 // The weights of the digit-reversed order: w_j = radix_{j+1} * ... * radix_{n-1}.
@@ -391,7 +369,7 @@ struct folded_blocks {
 // tree (gather / reduce to rank 0, then broadcast / scatter) applies there.
 template <Topology Topo>
 bool tree_only(const layout& l) {
-  return !dim_step<Topo::kind>::pairs_up_missing && l.extent != l.p;
+  return l.extent != l.p && Topo::folding(l).e == 0;
 }
 
 // Runs a fold kernel over the 2^floor(log p) active ranks of a binary topology

@@ -39,8 +39,6 @@
 
 namespace topocoll::detail::prefix {
 
-using all_to_all_broadcast::fold_map;
-
 // The work space prefix_fold takes: two receive buffers and the partials from
 // below and above, m elements each.
 inline std::size_t work_size(std::size_t m) {
@@ -210,11 +208,9 @@ void scan(C& c, const layout& l, in_out<T> io, const Op& op, scan_kind kind,
     scratch<T> work_store(m + work_size(m));
     const std::span<T> msg = work_store.span().first(m);
     copy_to(in, msg);
-    const bool have =
-        prefix_fold<Topo>(c,
-                          place<all_to_all_broadcast::no_fold>{
-                              inclusive ? tag::scan : tag::exclusive_scan, l, c.rank(), {l.p}},
-                          buffers<T>{msg, out, work_store.span().subspan(m)}, goal::exclusive, op);
+    const bool have = prefix_fold<Topo>(
+        c, place<no_fold>{inclusive ? tag::scan : tag::exclusive_scan, l, c.rank(), {l.p}},
+        buffers<T>{msg, out, work_store.span().subspan(m)}, goal::exclusive, op);
     if (inclusive && have) return combine_right(out, in, op);
   }
   if (inclusive) copy_to(in, out);

@@ -11,10 +11,9 @@
 //   dim_step<K>::at(radix, k, i)            exchange i of a fold along a dimension in
 //                                           which v has coordinate k (all_gather,
 //                                           reduce_scatter, all_reduce, scan)
-//   dim_step<K>::last_scan_dimension, fold_reorders, pairs_up_missing
+//   dim_step<K>::last_scan_dimension, fold_reorders
 //                                           how a scan ends; whether a reduction
-//                                           along the fold reorders operands;
-//                                           whether missing ranks pair up first
+//                                           along the fold reorders operands
 //
 // binary   two ranks: coordinate 0 is the parent, partner = v XOR 2^j
 // linear   a linear array / ring of `radix` ranks: the tree halves it, farthest
@@ -104,9 +103,6 @@ struct dim_step<dim_kind::binary> {
   // PREFIX_SUMS_HCUBE exchanges in every dimension, the last one too.
   static constexpr scan_tail last_scan_dimension = scan_tail::exchange;
   static constexpr bool fold_reorders = false;
-  // Ranks missing from a hypercube (p < 2^d) are covered by pairing the first
-  // ranks up before a fold (Hypercube<> on any p).
-  static constexpr bool pairs_up_missing = true;
 };
 
 template <>
@@ -146,7 +142,6 @@ struct dim_step<dim_kind::linear> : mixed_radix {
   // once); the ring wraps, so a reduction round it reorders operands.
   static constexpr scan_tail last_scan_dimension = scan_tail::chain;
   static constexpr bool fold_reorders = true;
-  static constexpr bool pairs_up_missing = false;  // a linear dimension misses no rank
 };
 
 template <>
@@ -177,9 +172,6 @@ struct dim_step<dim_kind::knomial> : mixed_radix {
   // A scan's last digit sends only upwards and receives only from below.
   static constexpr scan_tail last_scan_dimension = scan_tail::prune;
   static constexpr bool fold_reorders = false;
-  // Incomplete digit groups: a fold needs them whole, so such a tree runs
-  // the tree algorithms instead.
-  static constexpr bool pairs_up_missing = false;
 };
 
 }  // namespace topocoll::detail

@@ -1,12 +1,15 @@
 #pragma once
 // The four topology policies. A policy is a type, never instantiated; it says
 //   kind            how ranks along a dimension are connected (compile time)
+//   fixed_dims      the number of dimensions where the type fixes it, else -1
 //   name()          "Ring", "Mesh<2>", "Hypercube<3>", "Tree<4>"
 //   holds(p)        whether it can be laid over p ranks
 //   shape(p)        the dimensions (a topocoll::layout)
 //   to_virtual / to_real   the relabelling that makes `root` virtual rank 0
+//   folding(l)      the pairing that folds ranks a fold cannot place (fold_map)
 // Topologies know nothing of transports or collectives.
 
+#include <bit>
 #include <cstdint>
 #include <string>
 
@@ -16,11 +19,36 @@
 namespace topocoll {
 
 namespace detail {
+// The pairing that folds p ranks into the 2^floor(log2 p) of a hypercube
+// before a fold over its dimensions (Hypercube<> on any p): the first 2e
+// ranks pair up (2i, 2i + 1); virtual rank w stands for real ranks lo(w) ..
+// lo(w + 1), in rank order. e = 0: no fold, the identity.
+struct fold_map {
+  int p = 1;  // real ranks
+  int e = 0;  // folded pairs (2i, 2i+1), i < e
+  constexpr int active() const { return p - e; }
+  constexpr bool folded_away(int r) const { return r < 2 * e && r % 2 == 0; }
+  constexpr int to_virtual(int r) const { return r < 2 * e ? r / 2 : r - e; }
+  constexpr int to_real(int w) const { return w < e ? 2 * w + 1 : w + e; }
+  // first real rank virtual rank w stands for; lo(active()) == p
+  constexpr int lo(int w) const { return w < e ? 2 * w : w + e; }
+};
+
+// No fold: virtual ranks are real ranks (what a kernel is compiled for when
+// the fold is known to be the identity).
+struct no_fold {
+  int p = 1;
+  static constexpr int e = 0;
+  static constexpr int to_real(int w) { return w; }
+  constexpr operator fold_map() const { return {p, 0}; }  // for kernels that take any fold
+};
+
 // Relabelling for an arbitrary root: XOR with the root when p is a power of two
 // (the seeds' idempotent mapping), (rank - root) mod p otherwise. On the mesh
 // and the ring, the shift is taken per coordinate (a torus shift), so that
 // every row of the virtual mesh is a row of the real one.
 struct xor_or_shift_relabel {
+  static constexpr fold_map folding(const layout& l) { return {l.p, 0}; }
   static constexpr int to_virtual(const layout& l, int rank, int root) {
     if (is_pow2(l.p)) return rank ^ root;
     return (rank - root + l.p) % l.p;
@@ -31,6 +59,7 @@ struct xor_or_shift_relabel {
   }
 };
 struct torus_relabel {
+  static constexpr fold_map folding(const layout& l) { return {l.p, 0}; }
   static constexpr int to_virtual(const layout& l, int rank, int root) {
     int v = 0;
     for (int j = 0; j < l.ndims; ++j) {
@@ -112,7 +141,12 @@ struct Hypercube : detail::xor_or_shift_relabel {
     l.p = p;
     for (int j = 0, d = D >= 0 ? D : detail::ceil_log2(p); j < d; ++j) l.push(2);
     return l;
-  }  // p = 2^D: the seeds' XOR, with no test of p
+  }  // A p that fills no whole hypercube folds into the largest one it holds.
+  static constexpr detail::fold_map folding(const layout& l) {
+    if (D >= 0 || l.extent == l.p) return {l.p, 0};
+    return {l.p, l.p - static_cast<int>(std::bit_floor(static_cast<unsigned>(l.p)))};
+  }
+  // p = 2^D: the seeds' XOR, with no test of p
   static constexpr int to_virtual(const layout& l, int rank, int root) {
     if constexpr (D >= 0) return rank ^ root;
     return xor_or_shift_relabel::to_virtual(l, rank, root);
@@ -152,6 +186,7 @@ concept Topology = requires(int p, const layout& l, int r) {
   { T::shape(p) } -> std::same_as<layout>;
   { T::to_virtual(l, r, r) } -> std::convertible_to<int>;
   { T::to_real(l, r, r) } -> std::convertible_to<int>;
+  { T::folding(l) } -> std::same_as<detail::fold_map>;
 };
 
 // The k-nomial tree a topology runs algorithm::tree on (all_gather,
