@@ -21,6 +21,7 @@
 #include <numeric>
 #include <optional>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "../core/concepts.hpp"
@@ -51,227 +52,228 @@ inline void displacements(std::span<const std::size_t> counts, std::span<std::si
   d[0] = 0;
   for (std::size_t i = 0; i < counts.size(); ++i) d[i + 1] = d[i] + counts[i];
 }
-inline std::vector<std::size_t> displacements(std::span<const std::size_t> counts) {
-  std::vector<std::size_t> d(counts.size() + 1);
-  displacements(counts, d);
-  return d;
-}
 
-// Direct exchange: Algorithm 4.10's schedule block by block (direct_exchange in
-// personalized.hpp), straight from in into data. skip_empty as there: true
-// when the counts were exchanged (an empty block is no message), false when
-// the caller supplied the receive counts (every pair exchanges a message, so
-// that the receiver's size check catches every disagreement).
-template <Transport C, class T>
-void direct_v(C& c, std::span<const T> in, std::span<const std::size_t> sdispl, std::span<T> data,
-              std::span<const std::size_t> rdispl, bool skip_empty, int tag) {
+// A buffer of p blocks of any sizes, by their counts: block k holds counts[k]
+// elements, after those of blocks 0 .. k - 1.
+template <class T>
+struct counted {
+  std::span<T> data;
+  std::span<const std::size_t> counts;
+};
+
+// The same by displacements: block k is [displ[k], displ[k + 1]) of data.
+template <class T>
+struct displaced {
+  std::span<T> data;
+  std::span<const std::size_t> displ;
+  std::span<T> block(std::size_t k) const {
+    return data.subspan(displ[k], displ[k + 1] - displ[k]);
+  }
+};
+
+// Send and receive displacements of p ranks, in one work buffer.
+struct displacement_pair {
+  static std::size_t size(std::size_t P) { return 2 * (P + 1); }
+  displacement_pair(std::span<std::size_t> w, std::size_t P)
+      : send(w.first(P + 1)), recv(w.subspan(P + 1, P + 1)) {}
+  std::span<std::size_t> send, recv;
+};
+
+// Direct exchange: the pairwise schedule block by block (direct_exchange in
+// personalized.hpp), straight from src's blocks into dst's. The own block is
+// copied from a const source and moved from a work buffer.
+template <Transport C, class S, class T>
+void direct_v(C& c, const displaced<S>& src, const displaced<T>& dst, empty_blocks e, int tag) {
   const std::size_t self = to_size(c.rank());
-  direct_exchange<T>(
-      c,
-      [&](int to) {
-        const std::size_t k = to_size(to);
-        return in.subspan(sdispl[k], sdispl[k + 1] - sdispl[k]);
-      },
-      [&](int from) {
-        const std::size_t k = to_size(from);
-        return data.subspan(rdispl[k], rdispl[k + 1] - rdispl[k]);
-      },
-      [&] {
-        copy_n(in.data() + sdispl[self], sdispl[self + 1] - sdispl[self],
-               data.data() + rdispl[self]);
-      },
-      skip_empty, tag);
+  direct_exchange<T>(c,
+                     exchange_blocks{[&](int to) { return src.block(to_size(to)); },
+                                     [&](int from) { return dst.block(to_size(from)); },
+                                     [&] {
+                                       if constexpr (std::is_const_v<S>)
+                                         copy_to(src.block(self), dst.block(self));
+                                       else
+                                         move_to(src.block(self), dst.block(self));
+                                     }},
+                     e, tag);
 }
 
 // all_to_all_v's direct exchange with its count exchange folded in, for a
 // non-blocking transport: every rank posts to every other rank its count (one
-// std::size_t, count_tag) and then its block (tag; nonempty blocks only), so
-// the blocks travel while the counts are read; then it receives every count,
-// sizes the result, copies its own block and receives the blocks, all in
-// schedule order. A count all_to_all run first would cost one more exchange of
-// latency before the first block could move.
+// std::size_t, tag::all_to_all_v_counts) and then its block (tag::all_to_all_v;
+// nonempty blocks only), so the blocks travel while the counts are read; then
+// it receives every count, sizes the result, copies its own block and receives
+// the blocks, all in schedule order. A count all_to_all run first would cost
+// one more exchange of latency before the first block could move.
 template <Transport C, class T>
 requires NonblockingTransport<C, T> && NonblockingTransport<C, std::size_t>
-void direct_v_counted(C& c, std::span<const T> in, std::span<const std::size_t> send_counts,
-                      std::span<const std::size_t> sdispl, std::vector<T>& data,
-                      std::vector<std::size_t>& counts, int count_tag, int tag) {
+void direct_v_counted(C& c, const counted<const T>& send, all_to_all_v_result<T>& r) {
   const int p = c.size();
   const int v = c.rank();
   const std::size_t P = to_size(p);
-  const std::size_t self = to_size(v);
+  const scratch<std::size_t> w(displacement_pair::size(P));
+  const displacement_pair d(w.span(), P);
+  displacements(send.counts, d.send);
+  const displaced<const T> src{send.data, d.send};
   send_batch<C, std::size_t> count_sends(c, P - 1);
   send_batch<C, T> block_sends(c, P - 1);
   for (int j = 1; j < p; ++j) {
-    const std::size_t to = to_size(pair_to(v, j, p));
-    count_sends.send(static_cast<int>(to), count_tag, send_counts.subspan(to, 1));
+    const int to = pair_to(v, j, p);
+    count_sends.send(to, tag::all_to_all_v_counts, send.counts.subspan(to_size(to), 1));
   }
   for (int j = 1; j < p; ++j) {
-    const std::size_t to = to_size(pair_to(v, j, p));
-    if (send_counts[to] != 0)
-      block_sends.send(static_cast<int>(to), tag, in.subspan(sdispl[to], send_counts[to]));
+    const int to = pair_to(v, j, p);
+    if (send.counts[to_size(to)] != 0)
+      block_sends.send(to, tag::all_to_all_v, src.block(to_size(to)));
   }
-  counts.resize(P);
-  counts[self] = send_counts[self];
+  r.counts.resize(P);
+  r.counts[to_size(v)] = send.counts[to_size(v)];
   for (int j = 1; j < p; ++j) {
-    const std::size_t from = to_size(pair_from(v, j, p));
-    c.recv(static_cast<int>(from), count_tag, std::span<std::size_t>(counts).subspan(from, 1));
+    const int from = pair_from(v, j, p);
+    c.recv(from, tag::all_to_all_v_counts, std::span(r.counts).subspan(to_size(from), 1));
   }
-  const scratch<std::size_t> rd(P + 1);
-  const std::span<std::size_t> rdispl = rd.span();
-  displacements(counts, rdispl);
-  data.resize(rdispl[P]);
-  copy_n(in.data() + sdispl[self], send_counts[self], data.data() + rdispl[self]);
+  displacements(r.counts, d.recv);
+  r.data.resize(d.recv[P]);
+  const displaced<T> dst{std::span<T>(r.data), d.recv};
+  copy_to(src.block(to_size(v)), dst.block(to_size(v)));
   for (int j = 1; j < p; ++j) {
-    const std::size_t from = to_size(pair_from(v, j, p));
-    if (counts[from] != 0)
-      c.recv(static_cast<int>(from), tag, std::span<T>(data).subspan(rdispl[from], counts[from]));
+    const int from = pair_from(v, j, p);
+    if (r.counts[to_size(from)] != 0) c.recv(from, tag::all_to_all_v, dst.block(to_size(from)));
   }
   count_sends.wait();
   block_sends.wait();
 }
 
+// ---- two-stage -----------------------------------------------------------------
 // Stage-1 piece k of S elements: [piece_lo(k), piece_lo(k + 1)).
 inline std::size_t piece_lo(std::size_t S, int p, int k) {
   const std::size_t P = to_size(p), K = to_size(k);
   return K * (S / P) + std::min(K, S % P);
 }
 
-// Two-stage many-to-many. `meta_exchange(send, recv)` is an all-to-all of p
-// counts per rank pair over the topology (the metadata).
-template <Transport C, class T, class MetaExchange>
-void two_stage_v(C& c, std::span<const T> in, std::span<const std::size_t> sdispl,
-                 std::span<T> data, std::span<const std::size_t> rdispl,
-                 MetaExchange&& meta_exchange, int tag) {
-  const int p = c.size();
-  const int v = c.rank();
-  const std::size_t P = to_size(p);
-  const std::size_t S = in.size();
+// two_stage_v's bookkeeping, in one work buffer of p x p tables and p + 1
+// displacements:
+//   meta1[k][j]  elements of piece k (for rank k) that are destined for rank j
+//   held[i][j]   elements this rank holds after stage 1, from rank i for rank j
+//   meta2[j][i]  = held[i][j]: what this rank forwards to j, per source
+//   via[k][i]    elements from source i that arrive through rank k
+//   pdispl       where the stage-1 pieces start in the input
+//   hdispl, gdispl, fdispl  the stage buffers: held by source, regrouped by
+//                destination, arrived by intermediate rank
+//   fill         the running ends of a regrouping
+struct two_stage_book {
+  static std::size_t size(std::size_t P) { return 4 * P * P + 5 * (P + 1); }
+  two_stage_book(std::span<std::size_t> w, std::size_t P)
+      : meta1(w.subspan(0, P * P)),
+        held(w.subspan(P * P, P * P)),
+        meta2(w.subspan(2 * P * P, P * P)),
+        via(w.subspan(3 * P * P, P * P)),
+        pdispl(w.subspan(4 * P * P, P + 1)),
+        hdispl(w.subspan(4 * P * P + (P + 1), P + 1)),
+        gdispl(w.subspan(4 * P * P + 2 * (P + 1), P + 1)),
+        fdispl(w.subspan(4 * P * P + 3 * (P + 1), P + 1)),
+        fill(w.subspan(4 * P * P + 4 * (P + 1), P + 1)) {}
+  std::span<std::size_t> meta1, held, meta2, via;
+  std::span<std::size_t> pdispl, hdispl, gdispl, fdispl, fill;
+};
 
-  // All the bookkeeping in one work buffer:
-  //   meta1[k][j]  elements of piece k (for rank k) that are destined for rank j
-  //   held[i][j]   elements this rank holds after stage 1, from rank i for rank j
-  //   meta2[j][i]  = held[i][j]: what this rank forwards to j, per source
-  //   via[k][i]    elements from source i that arrive through rank k
-  //   hdispl, gdispl, fdispl, fill: displacements of the work buffers below
-  const scratch<std::size_t> book(4 * P * P + 4 * (P + 1));
-  const std::span<std::size_t> meta1 = book.span().subspan(0, P * P);
-  const std::span<std::size_t> held = book.span().subspan(P * P, P * P);
-  const std::span<std::size_t> meta2 = book.span().subspan(2 * P * P, P * P);
-  const std::span<std::size_t> via = book.span().subspan(3 * P * P, P * P);
-  const std::span<std::size_t> hdispl = book.span().subspan(4 * P * P, P + 1);
-  const std::span<std::size_t> gdispl = book.span().subspan(4 * P * P + P + 1, P + 1);
-  const std::span<std::size_t> fdispl = book.span().subspan(4 * P * P + 2 * (P + 1), P + 1);
-  const std::span<std::size_t> fill = book.span().subspan(4 * P * P + 3 * (P + 1), P + 1);
-
-  std::fill(meta1.begin(), meta1.end(), std::size_t{0});
-  {
-    std::size_t k = 0;
-    for (std::size_t j = 0; j < P; ++j) {
-      std::size_t a = sdispl[j];
-      const std::size_t b = sdispl[j + 1];
-      while (a < b) {
-        while (piece_lo(S, p, static_cast<int>(k) + 1) <= a) ++k;
-        const std::size_t take = std::min(b, piece_lo(S, p, static_cast<int>(k) + 1)) - a;
-        meta1[k * P + j] += take;
-        a += take;
-      }
+// The stage-1 pieces of S elements whose blocks start at sdispl: where they
+// start (pdispl) and how much of each goes to each destination (meta1).
+inline void cut_pieces(std::span<const std::size_t> sdispl, const two_stage_book& b) {
+  const std::size_t P = sdispl.size() - 1;
+  const std::size_t S = sdispl[P];
+  const int p = static_cast<int>(P);
+  for (std::size_t k = 0; k <= P; ++k) b.pdispl[k] = piece_lo(S, p, static_cast<int>(k));
+  std::fill(b.meta1.begin(), b.meta1.end(), std::size_t{0});
+  std::size_t k = 0;
+  for (std::size_t j = 0; j < P; ++j) {
+    for (std::size_t a = sdispl[j]; a < sdispl[j + 1];) {
+      while (b.pdispl[k + 1] <= a) ++k;
+      const std::size_t take = std::min(sdispl[j + 1], b.pdispl[k + 1]) - a;
+      b.meta1[k * P + j] += take;
+      a += take;
     }
   }
-  meta_exchange(std::span<const std::size_t>(meta1), held);
+}
 
-  // Stage 1: piece k to rank k, straight from in; held by source.
-  hdispl[0] = 0;
+// d[i + 1] = d[i] + the sum of row i of the p x p table t.
+inline void row_displacements(std::span<const std::size_t> t, std::span<std::size_t> d) {
+  const std::size_t P = d.size() - 1;
+  d[0] = 0;
   for (std::size_t i = 0; i < P; ++i)
-    hdispl[i + 1] =
-        std::accumulate(held.begin() + static_cast<std::ptrdiff_t>(i * P),
-                        held.begin() + static_cast<std::ptrdiff_t>((i + 1) * P), hdispl[i]);
-  const scratch<T> hold(hdispl[P]);
-  const std::span<T> H = hold.span();
-  auto piece = [&](int k) {
-    const std::size_t lo = piece_lo(S, p, k);
-    return in.subspan(lo, piece_lo(S, p, k + 1) - lo);
-  };
-  direct_exchange<T>(
-      c, piece,
-      [&](int from) {
-        const std::size_t i = to_size(from);
-        return H.subspan(hdispl[i], hdispl[i + 1] - hdispl[i]);
-      },
-      [&] {
-        const auto mine = piece(v);
-        copy_n(mine.data(), mine.size(), H.data() + hdispl[to_size(v)]);
-      },
-      true, tag);
+    d[i + 1] = std::accumulate(t.begin() + static_cast<std::ptrdiff_t>(i * P),
+                               t.begin() + static_cast<std::ptrdiff_t>((i + 1) * P), d[i]);
+}
 
-  // Stage 2 metadata: to rank j, how much of each source i this rank forwards.
+// from holds runs of elements, row by row of the p x p table t (run (i, j)
+// holds t[i][j] elements); each moves to the end of column j's part of `to`,
+// so that to's block j holds the runs of column j in row order.
+template <class T>
+void regroup_by_column(std::span<T> from, std::span<const std::size_t> t, const displaced<T>& to,
+                       std::span<std::size_t> fill) {
+  const std::size_t P = to.displ.size() - 1;
+  std::copy(to.displ.begin(), to.displ.end() - 1, fill.begin());
+  std::size_t at = 0;
   for (std::size_t i = 0; i < P; ++i)
-    for (std::size_t j = 0; j < P; ++j) meta2[j * P + i] = held[i * P + j];
-  meta_exchange(std::span<const std::size_t>(meta2), via);
-
-  // Regroup what is held by destination (one block copy per (source, dest)).
-  gdispl[0] = 0;
-  for (std::size_t j = 0; j < P; ++j)
-    gdispl[j + 1] =
-        std::accumulate(meta2.begin() + static_cast<std::ptrdiff_t>(j * P),
-                        meta2.begin() + static_cast<std::ptrdiff_t>((j + 1) * P), gdispl[j]);
-  const scratch<T> regroup(gdispl[P]);
-  std::copy(gdispl.begin(), gdispl.end() - 1, fill.begin());
-  for (std::size_t i = 0; i < P; ++i) {
-    std::size_t at = hdispl[i];  // a piece is a contiguous run of in: dests ascending
     for (std::size_t j = 0; j < P; ++j) {
-      const std::size_t n = held[i * P + j];
-      move_n(hold.data() + at, n, regroup.data() + fill[j]);
+      const std::size_t n = t[i * P + j];
+      move_to(from.subspan(at, n), to.data.subspan(fill[j], n));
       fill[j] += n;
       at += n;
     }
-  }
+}
 
-  // Stage 2: to each destination; received by intermediate rank.
-  fdispl[0] = 0;
-  for (std::size_t k = 0; k < P; ++k)
-    fdispl[k + 1] =
-        std::accumulate(via.begin() + static_cast<std::ptrdiff_t>(k * P),
-                        via.begin() + static_cast<std::ptrdiff_t>((k + 1) * P), fdispl[k]);
-  const scratch<T> arrive(fdispl[P]);
-  const std::span<T> F = arrive.span();
-  const std::size_t self = to_size(v);
-  direct_exchange<T>(
-      c,
-      [&](int to) {
-        const std::size_t j = to_size(to);
-        return std::span<const T>(regroup.data() + gdispl[j], gdispl[j + 1] - gdispl[j]);
-      },
-      [&](int from) {
-        const std::size_t k = to_size(from);
-        return F.subspan(fdispl[k], fdispl[k + 1] - fdispl[k]);
-      },
-      [&] {
-        move_n(regroup.data() + gdispl[self], gdispl[self + 1] - gdispl[self],
-               F.data() + fdispl[self]);
-      },
-      true, tag);
-
-  // What arrived from each source must be what data has room for (it is, when
-  // the counts were exchanged; a caller's receive counts may disagree): checked
-  // before anything is written. Every message has been received by now.
+// What arrived from each source (the columns of via) must be what the result
+// has room for (it is, when the counts were exchanged; a caller's receive
+// counts may disagree): checked before anything is written.
+inline void check_arrivals(int v, std::span<const std::size_t> via,
+                           std::span<const std::size_t> rdispl) {
+  const std::size_t P = rdispl.size() - 1;
   for (std::size_t i = 0; i < P; ++i) {
     std::size_t n = 0;
     for (std::size_t k = 0; k < P; ++k) n += via[k * P + i];
     if (n != rdispl[i + 1] - rdispl[i])
-      throw message_error(concat("topocoll::all_to_all_v on rank ", v, " of ", p, ": rank ", i,
+      throw message_error(concat("topocoll::all_to_all_v on rank ", v, " of ", P, ": rank ", i,
                                  " sent ", n, " elements here, the receive counts say ",
                                  rdispl[i + 1] - rdispl[i]));
   }
-  // Reassemble in source order: piece k of source i precedes piece k + 1.
-  std::copy(rdispl.begin(), rdispl.end() - 1, fill.begin());
-  std::size_t at = 0;
-  for (std::size_t k = 0; k < P; ++k)
-    for (std::size_t i = 0; i < P; ++i) {
-      const std::size_t n = via[k * P + i];
-      move_n(arrive.data() + at, n, data.data() + fill[i]);
-      fill[i] += n;
-      at += n;
-    }
+}
+
+// Two-stage many-to-many. `meta_exchange(send, recv)` is an all-to-all of p
+// counts per rank pair over the topology (the metadata).
+template <Transport C, class T, class MetaExchange>
+void two_stage_v(C& c, const displaced<const T>& src, const displaced<T>& dst,
+                 MetaExchange&& meta_exchange, int tag) {
+  const std::size_t P = to_size(c.size());
+  const scratch<std::size_t> w(two_stage_book::size(P));
+  const two_stage_book b(w.span(), P);
+  cut_pieces(src.displ, b);
+  meta_exchange(cspan(b.meta1), b.held);
+
+  // Stage 1: piece k to rank k, straight from the input; held by source.
+  row_displacements(b.held, b.hdispl);
+  const scratch<T> hold(b.hdispl[P]);
+  direct_v(c, displaced<const T>{src.data, b.pdispl}, displaced<T>{hold.span(), b.hdispl},
+           empty_blocks::skipped, tag);
+
+  // Stage 2 metadata: to rank j, how much of each source i this rank forwards.
+  for (std::size_t i = 0; i < P; ++i)
+    for (std::size_t j = 0; j < P; ++j) b.meta2[j * P + i] = b.held[i * P + j];
+  meta_exchange(cspan(b.meta2), b.via);
+
+  // Regrouped by destination (one block copy per (source, dest)), then stage
+  // 2: to each destination; received by intermediate rank.
+  row_displacements(b.meta2, b.gdispl);
+  const scratch<T> regroup(b.gdispl[P]);
+  const displaced<T> by_dest{regroup.span(), b.gdispl};
+  regroup_by_column(hold.span(), cspan(b.held), by_dest, b.fill);
+  row_displacements(b.via, b.fdispl);
+  const scratch<T> arrive(b.fdispl[P]);
+  direct_v(c, by_dest, displaced<T>{arrive.span(), b.fdispl}, empty_blocks::skipped, tag);
+
+  // Every message has been received by now. Reassembled in source order:
+  // piece k of source i precedes piece k + 1.
+  check_arrivals(c.rank(), b.via, dst.displ);
+  regroup_by_column(arrive.span(), cspan(b.via), dst, b.fill);
 }
 
 // ---- the choice ----------------------------------------------------------------
@@ -341,43 +343,52 @@ algorithm choose_v_agreed(int p, std::span<const std::size_t> all, std::size_t r
   return choose_v(p, tr, sizeof(T), cost);
 }
 
+// exchange_counts_then_data's work buffer: K counts per rank pair, this rank's
+// and every rank's, then the send and receive displacements.
+struct count_book {
+  static std::size_t size(std::size_t K, std::size_t P) {
+    return 2 * K * P + displacement_pair::size(P);
+  }
+  count_book(std::span<std::size_t> w, std::size_t K, std::size_t P)
+      : mine(w.first(K * P)), all(w.subspan(K * P, K * P)), displ(w.subspan(2 * K * P), P) {}
+  std::span<std::size_t> mine, all;
+  displacement_pair displ;
+};
+
 // all_to_all_v with the counts exchanged first, on any transport; the result
 // sized from them. One exchange of K counts per rank pair: the count, and for
 // automatic (every rank must pick the same algorithm) this rank's S_i and
 // largest block.
 template <Topology Topo, Transport C, class T>
-void exchange_counts_then_data(C& c, const layout& l, std::span<const T> in,
-                               std::span<const std::size_t> send_counts, all_to_all_v_result<T>& r,
-                               const options& opt) {
+void exchange_counts_then_data(C& c, const layout& l, const counted<const T>& send,
+                               all_to_all_v_result<T>& r, const options& opt) {
   const std::size_t P = to_size(l.p);
   const count_exchange<Topo, C> exchange{c, l, opt.cost};
   const bool agree = opt.algo == algorithm::automatic && l.p > 2;
   const std::size_t K = agree ? 3 : 1;
-  const scratch<std::size_t> meta(2 * K * P + 2 * (P + 1));
-  const std::span<std::size_t> mine = meta.span().first(K * P),
-                               all = meta.span().subspan(K * P, K * P);
-  const std::span<std::size_t> sdispl = meta.span().subspan(2 * K * P, P + 1);
-  const std::span<std::size_t> rdispl = meta.span().subspan(2 * K * P + P + 1, P + 1);
-  const std::size_t biggest = *std::max_element(send_counts.begin(), send_counts.end());
+  const scratch<std::size_t> w(count_book::size(K, P));
+  const count_book b(w.span(), K, P);
+  const std::size_t biggest = *std::max_element(send.counts.begin(), send.counts.end());
   for (std::size_t k = 0; k < P; ++k) {
-    mine[K * k] = send_counts[k];
-    if (agree) mine[K * k + 1] = in.size(), mine[K * k + 2] = biggest;
+    b.mine[K * k] = send.counts[k];
+    if (agree) b.mine[K * k + 1] = send.data.size(), b.mine[K * k + 2] = biggest;
   }
-  exchange(mine, all);
+  exchange(b.mine, b.all);
   r.counts.resize(P);
-  for (std::size_t i = 0; i < P; ++i) r.counts[i] = all[K * i];
-  displacements(send_counts, sdispl);
-  displacements(r.counts, rdispl);
-  r.data.resize(rdispl[P]);
+  for (std::size_t i = 0; i < P; ++i) r.counts[i] = b.all[K * i];
+  displacements(send.counts, b.displ.send);
+  displacements(r.counts, b.displ.recv);
+  r.data.resize(b.displ.recv[P]);
   algorithm algo = opt.algo;
   if (algo == algorithm::automatic)
-    algo = agree ? choose_v_agreed<T>(l.p, all, rdispl[P], mine, exchange, opt.cost)
+    algo = agree ? choose_v_agreed<T>(l.p, b.all, b.displ.recv[P], b.mine, exchange, opt.cost)
                  : algorithm::pairwise;
-  const std::span<T> data(r.data);
+  const displaced<const T> src{send.data, b.displ.send};
+  const displaced<T> dst{std::span<T>(r.data), b.displ.recv};
   if (algo == algorithm::two_stage)
-    two_stage_v(c, in, cspan(sdispl), data, cspan(rdispl), exchange, tag::all_to_all_v);
+    two_stage_v(c, src, dst, exchange, tag::all_to_all_v);
   else
-    direct_v(c, in, cspan(sdispl), data, cspan(rdispl), true, tag::all_to_all_v);
+    direct_v(c, src, dst, empty_blocks::skipped, tag::all_to_all_v);
 }
 
 // A non-blocking transport runs the direct exchange with the counts folded in
@@ -388,40 +399,45 @@ template <Topology Topo, Transport C, class T>
 void all_to_all_v(C& c, const layout& l, std::span<const T> in,
                   std::span<const std::size_t> send_counts, all_to_all_v_result<T>& r,
                   const options& opt) {
+  const counted<const T> send{in, send_counts};
   if constexpr (NonblockingTransport<C, T> && NonblockingTransport<C, std::size_t>) {
-    if (opt.algo != algorithm::two_stage) {
-      const scratch<std::size_t> sd(to_size(l.p) + 1);
-      displacements(send_counts, sd.span());
-      return direct_v_counted(c, in, send_counts, cspan(sd.span()), r.data, r.counts,
-                              tag::all_to_all_v_counts, tag::all_to_all_v);
-    }
+    if (opt.algo != algorithm::two_stage) return direct_v_counted(c, send, r);
   }
-  exchange_counts_then_data<Topo>(c, l, in, send_counts, r, opt);
+  exchange_counts_then_data<Topo>(c, l, send, r, opt);
 }
 
 // The receive counts known (MPI_Alltoallv's contract): no count exchange, the
-// result into out. in may be out itself (in-place use: read from a copy).
+// result into recv. send may be recv itself (in-place use: read from a copy).
+template <Topology Topo, Transport C, class T>
+void all_to_all_v(C& c, const layout& l, counted<const T> send, const counted<T>& recv,
+                  const options& opt) {
+  const std::size_t P = to_size(l.p);
+  std::optional<scratch<T>> copy;
+  if (send.data.data() == recv.data.data() && !send.data.empty()) {
+    copy.emplace(send.data.size());
+    copy_to(send.data, copy->span());
+    send.data = copy->span();
+  }
+  const scratch<std::size_t> w(displacement_pair::size(P));
+  const displacement_pair d(w.span(), P);
+  displacements(send.counts, d.send);
+  displacements(recv.counts, d.recv);
+  const displaced<const T> src{send.data, d.send};
+  const displaced<T> dst{recv.data, d.recv};
+  if (opt.algo == algorithm::two_stage)
+    two_stage_v(c, src, dst, count_exchange<Topo, C>{c, l, opt.cost}, tag::all_to_all_v);
+  else
+    direct_v(c, src, dst, empty_blocks::sent, tag::all_to_all_v);
+}
+
+// The same with buffers and counts as separate arguments, as
+// collectives/all_to_all_v.hpp still passes them (seven parameters: to go
+// once that call passes the two counted buffers above).
 template <Topology Topo, Transport C, class T>
 void all_to_all_v(C& c, const layout& l, std::span<const T> in,
                   std::span<const std::size_t> send_counts, std::span<T> out,
                   std::span<const std::size_t> recv_counts, const options& opt) {
-  const std::size_t P = to_size(l.p);
-  std::optional<scratch<T>> copy;
-  if (in.data() == out.data() && !in.empty()) {
-    copy.emplace(in.size());
-    copy_n(in.data(), in.size(), copy->data());
-    in = copy->span();
-  }
-  const scratch<std::size_t> displ(2 * (P + 1));
-  const std::span<std::size_t> sdispl = displ.span().first(P + 1),
-                               rdispl = displ.span().last(P + 1);
-  displacements(send_counts, sdispl);
-  displacements(recv_counts, rdispl);
-  if (opt.algo == algorithm::two_stage)
-    two_stage_v(c, in, cspan(sdispl), out, cspan(rdispl), count_exchange<Topo, C>{c, l, opt.cost},
-                tag::all_to_all_v);
-  else
-    direct_v(c, in, cspan(sdispl), out, cspan(rdispl), false, tag::all_to_all_v);
+  all_to_all_v<Topo>(c, l, counted<const T>{in, send_counts}, counted<T>{out, recv_counts}, opt);
 }
 
 }  // namespace topocoll::detail::personalized
