@@ -137,8 +137,9 @@ void all_to_all_v(C& c, In&& input, SendCounts&& send_counts_in, Out&& output,
                                        send_counts[0],
                                        " elements to itself, recv_counts[0] = ", recv_counts[0]));
   if (call.p() == 1) return detail::copy_to(in, out);
-  detail::personalized::all_to_all_v<Topo>(c, Topo::shape(call.p()), in, send_counts, out,
-                                           recv_counts, opt);
+  namespace kernel = detail::personalized;
+  kernel::all_to_all_v<Topo>(c, Topo::shape(call.p()), kernel::counted<const T>{in, send_counts},
+                             kernel::counted<T>{out, recv_counts}, opt);
 }
 
 }  // namespace topocoll

@@ -30,7 +30,8 @@ namespace topocoll::detail {
 
 class call_args {
  public:
-  call_args(std::string_view name, std::string_view topology, int rank, int p)
+  // topology: the policy's name(), called only to word a rejection
+  call_args(std::string_view name, std::string (*topology)(), int rank, int p)
       : name_(name), topology_(topology), rank_(rank), p_(p) {}
 
   int rank() const { return rank_; }
@@ -70,7 +71,7 @@ class call_args {
       if (x == a) return;
     std::string list;
     for (topocoll::algorithm x : ok) list += concat(", algorithm::", to_string(x));
-    reject("algorithm::", to_string(a), " does not apply to ", name_, " on ", topology_,
+    reject("algorithm::", to_string(a), " does not apply to ", name_, " on ", topology_(),
            " (use algorithm::automatic", list, ")");
   }
 
@@ -93,7 +94,8 @@ class call_args {
   }
 
  private:
-  std::string_view name_, topology_;
+  std::string_view name_;
+  std::string (*topology_)();
   int rank_, p_;
 };
 
@@ -111,8 +113,7 @@ void check_one_to_all_algorithm(const call_args& call, algorithm a) {
 // the topology can be laid over p ranks.
 template <Topology Topo, Transport C>
 call_args open_call(std::string_view name, const C& c) {
-  static const std::string topology = Topo::name();
-  const call_args call(name, topology, c.rank(), c.size());
+  const call_args call(name, &Topo::name, c.rank(), c.size());
   if (!Topo::holds(call.p())) call.reject(Topo::why_not(call.p()));
   return call;
 }

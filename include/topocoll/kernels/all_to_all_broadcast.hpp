@@ -157,7 +157,8 @@ struct parent_range<T, equal_blocks> {
 template <dim_kind Kind, class C, class T, class Off, class Peer>
 void ag_step(C& c, int tag, int radix, int k, const Peer& peer, const parent_range<T, Off>& pr) {
   for_each_exchange<Kind>(radix, k, [&](const exchange& e) {
-    c.sendrecv(peer(e.to), cspan(pr.sub(e.send)), peer(e.from), pr.sub(e.recv), tag);
+    const int to = peer(e.to), from = e.from == e.to ? to : peer(e.from);
+    c.sendrecv(to, cspan(pr.sub(e.send)), from, pr.sub(e.recv), tag);
   });
 }
 

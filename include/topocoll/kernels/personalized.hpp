@@ -48,7 +48,7 @@ inline std::size_t to_size(int i) {
 
 // ---- relative addresses ----------------------------------------------------------
 // rho of the packet from s to d is d's virtual rank when s is the root, in the
-// relabelling the dimension step routes (personalized_step<K>::relabel): XOR
+// relabelling the dimension step routes (dim_step<K>::personal_relabel): XOR
 // for a hypercube of p = 2^d ranks, (d - s) mod p for Hypercube<> on other p
 // and for Tree<K> (relative addresses >= p do not exist and are skipped, so any
 // p works with ceil(log_radix p) dimensions), and per coordinate
@@ -58,8 +58,8 @@ inline std::size_t to_size(int i) {
 // XORs when p = 2^k, which the k-nomial shifts do not follow.
 template <Topology Topo>
 using relative =
-    std::conditional_t<std::is_base_of_v<typename personalized_step<Topo::kind>::relabel, Topo>,
-                       Topo, typename personalized_step<Topo::kind>::relabel>;
+    std::conditional_t<std::is_base_of_v<typename dim_step<Topo::kind>::personal_relabel, Topo>,
+                       Topo, typename dim_step<Topo::kind>::personal_relabel>;
 
 // ---- the block layout per dimension ----------------------------------------------
 // While dimension j is processed, the p slots are ordered by (digit_j(rho),
@@ -119,7 +119,7 @@ inline int digit_offset(const layout& l, int j, int z) {
 template <dim_kind K, class GroupStart, class F>
 void for_each_sub_step(const layout& l, int j, const GroupStart& group_start, F&& f) {
   for (int t = 1; t < dim_step<K>::radix(l, j); ++t) {
-    const personal_move mv = personalized_step<K>::sub_step(l, j, t);
+    const personal_move mv = dim_step<K>::sub_step(l, j, t);
     const int first = group_start(mv.first), last = group_start(mv.last);
     if (last > first) f(step{j, t, first, last}, mv);  // else a digit no rho < p has
   }
@@ -175,7 +175,7 @@ class rotation {
 template <Topology Topo, Transport C, class T>
 class store_and_forward_run {
   using geometry = dim_step<Topo::kind>;
-  using personal = personalized_step<Topo::kind>;
+  using personal = dim_step<Topo::kind>;
   using rel = relative<Topo>;
 
  public:

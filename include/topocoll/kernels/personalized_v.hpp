@@ -430,14 +430,4 @@ void all_to_all_v(C& c, const layout& l, counted<const T> send, const counted<T>
     direct_v(c, src, dst, empty_blocks::sent, tag::all_to_all_v);
 }
 
-// The same with buffers and counts as separate arguments, as
-// collectives/all_to_all_v.hpp still passes them (seven parameters: to go
-// once that call passes the two counted buffers above).
-template <Topology Topo, Transport C, class T>
-void all_to_all_v(C& c, const layout& l, std::span<const T> in,
-                  std::span<const std::size_t> send_counts, std::span<T> out,
-                  std::span<const std::size_t> recv_counts, const options& opt) {
-  all_to_all_v<Topo>(c, l, counted<const T>{in, send_counts}, counted<T>{out, recv_counts}, opt);
-}
-
 }  // namespace topocoll::detail::personalized

@@ -52,6 +52,40 @@ struct exchange {
 //   chain     a chain from coordinate 0 up, each rank sending once
 enum class scan_tail { exchange, prune, chain };
 
+// The personalized exchange's step.
+// All-to-all personalized communication (kernels/personalized.hpp) names every
+// packet by its relative address rho = source -> destination, a number in the
+// layout's mixed radix. Group g of dimension j: the packets whose digit j is g.
+// Along dimension j a rank makes the sub-steps t = 1 .. radix - 1 of its kind
+// with two buffers, 0 (what it kept) and 1 (what it received):
+//
+//   dim_step<K>::personal_relabel         how rho is formed: the relabelling
+//                                          that makes the source virtual rank 0,
+//                                          rho = relabel::to_virtual(l, dest, source),
+//                                          dest = relabel::to_real(l, rho, source)
+//   dim_step<K>::sub_step(l, j, t)  what sub-step t of dimension j moves
+//   dim_step<K>::holder(g)        the buffer that holds group g once
+//                                          dimension j is done
+//
+// linear   the ring step: groups t .. radix - 1 move one hop, sent from the
+//          buffer the previous sub-step received into; rho per coordinate
+// binary   group 1 to the partner v XOR 2^j, or v + 2^j mod p when p is not a
+//          power of two
+// knomial  digit t: group t to v + t stride_j mod p
+
+struct torus_relabel;         // topology/topology.hpp
+struct xor_or_shift_relabel;  // topology/topology.hpp
+struct shift_relabel;         // topology/topology.hpp
+
+// One sub-step: send groups [first, last) from buffer src to the rank at
+// relative address `hop` from this one, while receiving them into buffer dst
+// from the rank this one is at `hop` from.
+struct personal_move {
+  int hop;
+  int first, last;
+  int src, dst;
+};
+
 template <dim_kind K>
 struct dim_step;
 
@@ -103,6 +137,12 @@ struct dim_step<dim_kind::binary> {
   // PREFIX_SUMS_HCUBE exchanges in every dimension, the last one too.
   static constexpr scan_tail last_scan_dimension = scan_tail::exchange;
   static constexpr bool fold_reorders = false;
+  // the personalized exchange (above)
+  using personal_relabel = xor_or_shift_relabel;
+  static constexpr int holder(int g) { return g; }
+  static constexpr personal_move sub_step(const layout&, int j, int /*t = 1*/) {
+    return {1 << j, 1, 2, 0, 1};
+  }
 };
 
 template <>
@@ -142,6 +182,13 @@ struct dim_step<dim_kind::linear> : mixed_radix {
   // once); the ring wraps, so a reduction round it reorders operands.
   static constexpr scan_tail last_scan_dimension = scan_tail::chain;
   static constexpr bool fold_reorders = true;
+  // the personalized exchange (above)
+  using personal_relabel = torus_relabel;
+  // double-buffered: each message goes straight from where the last one arrived
+  static constexpr int holder(int g) { return g % 2; }
+  static constexpr personal_move sub_step(const layout& l, int j, int t) {
+    return {l.dims[j].stride, t, l.dims[j].radix, holder(t - 1), holder(t)};
+  }
 };
 
 template <>
@@ -172,75 +219,8 @@ struct dim_step<dim_kind::knomial> : mixed_radix {
   // A scan's last digit sends only upwards and receives only from below.
   static constexpr scan_tail last_scan_dimension = scan_tail::prune;
   static constexpr bool fold_reorders = false;
-};
-
-// ---- the personalized exchange's step ------------------------------------------
-// All-to-all personalized communication (kernels/personalized.hpp) names every
-// packet by its relative address rho = source -> destination, a number in the
-// layout's mixed radix. Group g of dimension j: the packets whose digit j is g.
-// Along dimension j a rank makes the sub-steps t = 1 .. radix - 1 of its kind
-// with two buffers, 0 (what it kept) and 1 (what it received):
-//
-//   personalized_step<K>::relabel          how rho is formed: the relabelling
-//                                          that makes the source virtual rank 0,
-//                                          rho = relabel::to_virtual(l, dest, source),
-//                                          dest = relabel::to_real(l, rho, source)
-//   personalized_step<K>::sub_step(l, j, t)  what sub-step t of dimension j moves
-//   personalized_step<K>::holder(g)        the buffer that holds group g once
-//                                          dimension j is done
-//
-// linear   the ring step: groups t .. radix - 1 move one hop, sent from the
-//          buffer the previous sub-step received into; rho per coordinate
-// binary   group 1 to the partner v XOR 2^j, or v + 2^j mod p when p is not a
-//          power of two
-// knomial  digit t: group t to v + t stride_j mod p
-
-struct torus_relabel;         // topology/topology.hpp
-struct xor_or_shift_relabel;  // topology/topology.hpp
-
-// rho = (dest - source) mod p, for any p: the k-nomial step shifts by whole
-// digits, which no XOR of p = 2^k ranks would follow.
-struct shift_relabel {
-  static constexpr int to_virtual(const layout& l, int rank, int root) {
-    return (rank - root + l.p) % l.p;
-  }
-  static constexpr int to_real(const layout& l, int v, int root) { return (v + root) % l.p; }
-};
-
-// One sub-step: send groups [first, last) from buffer src to the rank at
-// relative address `hop` from this one, while receiving them into buffer dst
-// from the rank this one is at `hop` from.
-struct personal_move {
-  int hop;
-  int first, last;
-  int src, dst;
-};
-
-template <dim_kind K>
-struct personalized_step;
-
-template <>
-struct personalized_step<dim_kind::linear> {
-  using relabel = torus_relabel;
-  // double-buffered: each message goes straight from where the last one arrived
-  static constexpr int holder(int g) { return g % 2; }
-  static constexpr personal_move sub_step(const layout& l, int j, int t) {
-    return {l.dims[j].stride, t, l.dims[j].radix, holder(t - 1), holder(t)};
-  }
-};
-
-template <>
-struct personalized_step<dim_kind::binary> {
-  using relabel = xor_or_shift_relabel;
-  static constexpr int holder(int g) { return g; }
-  static constexpr personal_move sub_step(const layout&, int j, int /*t = 1*/) {
-    return {1 << j, 1, 2, 0, 1};
-  }
-};
-
-template <>
-struct personalized_step<dim_kind::knomial> {
-  using relabel = shift_relabel;
+  // the personalized exchange (above)
+  using personal_relabel = shift_relabel;
   static constexpr int holder(int g) { return g == 0 ? 0 : 1; }
   static constexpr personal_move sub_step(const layout& l, int j, int t) {
     return {t * l.dims[j].stride, t, t + 1, 0, 1};

@@ -43,6 +43,15 @@ struct no_fold {
   constexpr operator fold_map() const { return {p, 0}; }  // for kernels that take any fold
 };
 
+// (rank - root) mod p, for any p. The k-nomial personalized exchange uses it
+// alone: it shifts by whole digits, which no XOR of p = 2^k ranks would follow.
+struct shift_relabel {
+  static constexpr int to_virtual(const layout& l, int rank, int root) {
+    return (rank - root + l.p) % l.p;
+  }
+  static constexpr int to_real(const layout& l, int v, int root) { return (v + root) % l.p; }
+};
+
 // Relabelling for an arbitrary root: XOR with the root when p is a power of two
 // (the seeds' idempotent mapping), (rank - root) mod p otherwise. On the mesh
 // and the ring, the shift is taken per coordinate (a torus shift), so that
@@ -50,12 +59,10 @@ struct no_fold {
 struct xor_or_shift_relabel {
   static constexpr fold_map folding(const layout& l) { return {l.p, 0}; }
   static constexpr int to_virtual(const layout& l, int rank, int root) {
-    if (is_pow2(l.p)) return rank ^ root;
-    return (rank - root + l.p) % l.p;
+    return is_pow2(l.p) ? rank ^ root : shift_relabel::to_virtual(l, rank, root);
   }
   static constexpr int to_real(const layout& l, int v, int root) {
-    if (is_pow2(l.p)) return v ^ root;
-    return (v + root) % l.p;
+    return is_pow2(l.p) ? v ^ root : shift_relabel::to_real(l, v, root);
   }
 };
 struct torus_relabel {
