@@ -41,8 +41,7 @@ requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>>
 void all_gather(C& c, In&& input, Out&& output, const options& opt = {}) {
   using T = buffer_value_t<Out>;
   namespace kernel = detail::all_to_all_broadcast;
-  const std::span<const T> in = detail::in_span(input);
-  const std::span<T> out = detail::out_span(output);
+  const auto [in, out] = detail::in_out_of(input, output);
   const auto call = detail::open_call<Topo>("all_gather", c);
   const std::size_t m = in.size(), mine = static_cast<std::size_t>(call.rank()) * m;
   call.size("out (p * in.size())", out.size(), static_cast<std::size_t>(call.p()) * m);

@@ -43,8 +43,7 @@ requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>> &&
 void all_reduce(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
   using T = buffer_value_t<Out>;
   namespace kernel = detail::all_to_all_broadcast;
-  const std::span<const T> in = detail::in_span(input);
-  const std::span<T> out = detail::out_span(output);
+  const auto [in, out] = detail::in_out_of(input, output);
   const auto call = detail::open_call<Topo>("all_reduce", c);
   call.size("out (in.size())", out.size(), in.size());
   call.algorithm(opt.algo, {algorithm::recursive_doubling, algorithm::reduce_scatter_all_gather,

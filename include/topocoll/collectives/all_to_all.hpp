@@ -40,11 +40,10 @@ template <Topology Topo, Transport C, InputBuffer In, OutputBuffer Out>
 requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>>
 void all_to_all(C& c, In&& input, Out&& output, const options& opt = {}) {
   using T = buffer_value_t<Out>;
-  static_assert(std::is_default_constructible_v<T> && std::is_copy_assignable_v<T>,
+  static_assert(detail::block_element<T>,
                 "all_to_all keeps scratch blocks of the element type: it must be default "
                 "constructible and copy assignable");
-  const std::span<const T> in = detail::in_span(input);
-  const std::span<T> out = detail::out_span(output);
+  const auto [in, out] = detail::in_out_of(input, output);
   const auto call = detail::open_call<Topo>("all_to_all", c);
   const auto P = static_cast<std::size_t>(call.p());
   if (in.size() % P != 0)

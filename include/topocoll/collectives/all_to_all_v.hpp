@@ -68,7 +68,7 @@ template <Topology Topo, Transport C, InputBuffer In, InputBuffer Counts>
 requires std::same_as<buffer_value_t<Counts>, std::size_t> all_to_all_v_result<buffer_value_t<In>>
 all_to_all_v(C& c, In&& input, Counts&& send_counts_in, const options& opt = {}) {
   using T = buffer_value_t<In>;
-  static_assert(std::is_default_constructible_v<T> && std::is_copy_assignable_v<T>,
+  static_assert(detail::block_element<T>,
                 "all_to_all_v returns a std::vector of the element type: it must be default "
                 "constructible and copy assignable");
   const std::span<const T> in = detail::in_span(input);
@@ -117,11 +117,10 @@ requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>> &&
 void all_to_all_v(C& c, In&& input, SendCounts&& send_counts_in, Out&& output,
                   RecvCounts&& recv_counts_in, const options& opt = {}) {
   using T = buffer_value_t<Out>;
-  static_assert(std::is_default_constructible_v<T> && std::is_copy_assignable_v<T>,
+  static_assert(detail::block_element<T>,
                 "all_to_all_v keeps scratch blocks of the element type: it must be default "
                 "constructible and copy assignable");
-  const std::span<const T> in = detail::in_span(input);
-  const std::span<T> out = detail::out_span(output);
+  const auto [in, out] = detail::in_out_of(input, output);
   const std::span<const std::size_t> send_counts = detail::in_span(send_counts_in);
   const std::span<const std::size_t> recv_counts = detail::in_span(recv_counts_in);
   const auto call = detail::open_call<Topo>("all_to_all_v", c);

@@ -109,6 +109,10 @@ void check_one_to_all_algorithm(const call_args& call, algorithm a) {
   call.algorithm(a, {algorithm::tree, algorithm::pipelined});
 }
 
+// An element type the personalized exchanges keep in work buffers, block by block.
+template <class T>
+concept block_element = std::is_default_constructible_v<T> && std::is_copy_assignable_v<T>;
+
 // The opening of every collective: its name, this rank, p, and the check that
 // the topology can be laid over p ranks.
 template <Topology Topo, Transport C>

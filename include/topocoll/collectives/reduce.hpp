@@ -30,8 +30,7 @@ requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>> &&
     ReductionOp<Op, buffer_value_t<Out>>
 void reduce(C& c, In&& input, Out&& output, Op op, int root, const options& opt = {}) {
   using T = buffer_value_t<Out>;
-  const std::span<const T> in = detail::in_span(input);
-  const std::span<T> out = detail::out_span(output);
+  const auto [in, out] = detail::in_out_of(input, output);
   const auto call = detail::open_call<Topo>("reduce", c);
   call.root(root);
   call.root_buffer(root, "out", "in.size()", out.size(), in.size());

@@ -39,8 +39,7 @@ requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>> &&
     ReductionOp<Op, buffer_value_t<Out>>
 void reduce_scatter(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
   using T = buffer_value_t<Out>;
-  const std::span<const T> in = detail::in_span(input);
-  const std::span<T> out = detail::out_span(output);
+  const auto [in, out] = detail::in_out_of(input, output);
   const auto call = detail::open_call<Topo>("reduce_scatter", c);
   call.size("in (p * out.size())", in.size(), static_cast<std::size_t>(call.p()) * out.size());
   call.algorithm(opt.algo, {algorithm::tree});

@@ -48,18 +48,16 @@ template <Topology Topo, Transport C, InputBuffer In, OutputBuffer Out, class Op
 requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>> &&
     ReductionOp<Op, buffer_value_t<Out>>
 void scan(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
-  detail::checked_scan<Topo>(
-      c, detail::in_out<buffer_value_t<Out>>{detail::in_span(input), detail::out_span(output)}, op,
-      opt, detail::prefix::scan_kind::inclusive);
+  detail::checked_scan<Topo>(c, detail::in_out_of(input, output), op, opt,
+                             detail::prefix::scan_kind::inclusive);
 }
 
 template <Topology Topo, Transport C, InputBuffer In, OutputBuffer Out, class Op>
 requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>> &&
     ReductionOp<Op, buffer_value_t<Out>>
 void exclusive_scan(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
-  detail::checked_scan<Topo>(
-      c, detail::in_out<buffer_value_t<Out>>{detail::in_span(input), detail::out_span(output)}, op,
-      opt, detail::prefix::scan_kind::exclusive);
+  detail::checked_scan<Topo>(c, detail::in_out_of(input, output), op, opt,
+                             detail::prefix::scan_kind::exclusive);
 }
 
 }  // namespace topocoll

@@ -28,8 +28,7 @@ template <Topology Topo, Transport C, InputBuffer In, OutputBuffer Out>
 requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>>
 void scatter(C& c, In&& input, Out&& output, int root, const options& opt = {}) {
   using T = buffer_value_t<Out>;
-  const std::span<const T> in = detail::in_span(input);
-  const std::span<T> out = detail::out_span(output);
+  const auto [in, out] = detail::in_out_of(input, output);
   const auto call = detail::open_call<Topo>("scatter", c);
   call.root(root);
   const std::size_t m = out.size();

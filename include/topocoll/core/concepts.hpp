@@ -62,6 +62,18 @@ template <OutputBuffer R>
 std::span<buffer_value_t<R>> out_span(R&& r) {
   return {std::ranges::data(r), std::ranges::size(r)};
 }
+
+// A collective's input and output (they may be the same elements where the
+// collective allows in-place use).
+template <class T>
+struct in_out {
+  std::span<const T> in;
+  std::span<T> out;
+};
+template <InputBuffer In, OutputBuffer Out>
+in_out<buffer_value_t<Out>> in_out_of(In&& input, Out&& output) {
+  return {in_span(input), out_span(output)};
+}
 }  // namespace detail
 
 }  // namespace topocoll

@@ -41,43 +41,36 @@ void combine_into(std::span<T> dst, std::span<const T> lo, std::span<const T> hi
   for (std::size_t i = 0; i < dst.size(); ++i) dst[i] = op(lo[i], hi[i]);
 }
 
-// to = from (to.size() == from.size()); nothing when they are the same
-// elements. The two never overlap otherwise (the aliasing rule of
-// collectives/arguments.hpp and the kernels' own buffers).
-template <class T>
-void copy_to(std::span<const T> from, std::span<T> to) {
+// to = from (to.size() == from.size()), copying or (move_to) moving; nothing
+// when they are the same elements. The two never overlap otherwise (the
+// aliasing rule of collectives/arguments.hpp and the kernels' own buffers).
+enum class assign_by { copy, move };
+template <assign_by K, class T, class U>
+void assign_elements(std::span<U> from, std::span<T> to) {
   if (from.data() == to.data() || from.empty()) return;
   if constexpr (std::is_trivially_copyable_v<T>)
     std::memcpy(to.data(), from.data(), from.size_bytes());
+  else if constexpr (K == assign_by::move)
+    std::move(from.begin(), from.end(), to.begin());
   else
     std::copy(from.begin(), from.end(), to.begin());
 }
 template <class T>
-void copy_to(std::span<T> from, std::span<T> to) {
-  copy_to(std::span<const T>(from), to);
+void copy_to(std::span<const T> from, std::span<T> to) {
+  assign_elements<assign_by::copy>(from, to);
 }
-
-// The same, moving: from's elements are left valid but unspecified.
+template <class T>
+void copy_to(std::span<T> from, std::span<T> to) {
+  assign_elements<assign_by::copy>(from, to);
+}
 template <class T>
 void move_to(std::span<T> from, std::span<T> to) {
-  if (from.data() == to.data() || from.empty()) return;
-  if constexpr (std::is_trivially_copyable_v<T>)
-    std::memcpy(to.data(), from.data(), from.size_bytes());
-  else
-    std::move(from.begin(), from.end(), to.begin());
+  assign_elements<assign_by::move>(from, to);
 }
 
 template <class T>
 std::span<const T> cspan(std::span<T> s) {
   return s;
 }
-
-// A kernel's input and output (they may be the same elements where the
-// collective allows in-place use).
-template <class T>
-struct in_out {
-  std::span<const T> in;
-  std::span<T> out;
-};
 
 }  // namespace topocoll::detail

@@ -40,32 +40,25 @@ template <class Op, class T>
 struct is_commutative : std::false_type {};
 
 namespace detail {
+template <template <class> class F, class Op>
+struct instance_of : std::false_type {};
+template <template <class> class F, class U>
+struct instance_of<F, F<U>> : std::true_type {};
+
+// The standard function objects that commute (on arithmetic types), and min, max.
 template <class Op>
-struct commutative_op : std::false_type {};
-template <class U>
-struct commutative_op<std::plus<U>> : std::true_type {};
-template <class U>
-struct commutative_op<std::multiplies<U>> : std::true_type {};
-template <class U>
-struct commutative_op<std::bit_and<U>> : std::true_type {};
-template <class U>
-struct commutative_op<std::bit_or<U>> : std::true_type {};
-template <class U>
-struct commutative_op<std::bit_xor<U>> : std::true_type {};
-template <class U>
-struct commutative_op<std::logical_and<U>> : std::true_type {};
-template <class U>
-struct commutative_op<std::logical_or<U>> : std::true_type {};
-template <>
-struct commutative_op<ops::min> : std::true_type {};
-template <>
-struct commutative_op<ops::max> : std::true_type {};
+inline constexpr bool commutative_op =
+    instance_of<std::plus, Op>::value || instance_of<std::multiplies, Op>::value ||
+    instance_of<std::bit_and, Op>::value || instance_of<std::bit_or, Op>::value ||
+    instance_of<std::bit_xor, Op>::value || instance_of<std::logical_and, Op>::value ||
+    instance_of<std::logical_or, Op>::value || std::is_same_v<Op, ops::min> ||
+    std::is_same_v<Op, ops::max>;
 
 // a + b is not commutative for every T (std::string concatenates), so the
 // standard operators count as commutative only on arithmetic types.
 template <class Op, class T>
 inline constexpr bool known_commutative =
-    commutative_op<std::remove_cvref_t<Op>>::value&& std::is_arithmetic_v<T>;
+    commutative_op<std::remove_cvref_t<Op>>&& std::is_arithmetic_v<T>;
 }  // namespace detail
 
 template <class Op, class T>

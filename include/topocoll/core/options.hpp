@@ -6,6 +6,7 @@
 // throws std::invalid_argument).
 
 #include <cstddef>
+#include <iterator>
 #include <string_view>
 
 namespace topocoll {
@@ -26,27 +27,17 @@ enum class algorithm {
 };
 
 constexpr std::string_view to_string(algorithm a) {
-  switch (a) {
-    case algorithm::automatic:
-      return "automatic";
-    case algorithm::tree:
-      return "tree";
-    case algorithm::pipelined:
-      return "pipelined";
-    case algorithm::recursive_doubling:
-      return "recursive_doubling";
-    case algorithm::reduce_scatter_all_gather:
-      return "reduce_scatter_all_gather";
-    case algorithm::reduce_broadcast:
-      return "reduce_broadcast";
-    case algorithm::store_and_forward:
-      return "store_and_forward";
-    case algorithm::pairwise:
-      return "pairwise";
-    case algorithm::two_stage:
-      return "two_stage";
-  }
-  return "?";
+  constexpr std::string_view names[] = {"automatic",
+                                        "tree",
+                                        "pipelined",
+                                        "recursive_doubling",
+                                        "reduce_scatter_all_gather",
+                                        "reduce_broadcast",
+                                        "store_and_forward",
+                                        "pairwise",
+                                        "two_stage"};
+  const auto i = static_cast<std::size_t>(a);
+  return i < std::size(names) ? names[i] : "?";
 }
 
 // The seeds' cost of one message of n bytes: t_s + t_w * n (microseconds).

@@ -88,11 +88,7 @@ void all_reduce(C& c, const layout& l, std::span<const T> in, std::span<T> out, 
   std::span<const T> src = in;  // this rank's (or its pair's) contribution
   scratch<T> held(make_fold<Topo>(l).e ? in.size() : 0);
   with_fold<Topo>(
-      c, l,
-      [&](int to) {
-        c.send(to, detail::tag::fold, in);
-        c.recv(to, detail::tag::fold, out);
-      },
+      c, l, [&](int to) { hand_over(c, to, in, out); },
       [&](int from) {  // the lower rank's contribution goes on the left
         c.recv(from, detail::tag::fold, held.span());
         combine_into(out, cspan(held.span()), in, op);

@@ -383,13 +383,20 @@ void with_fold(C& c, const layout& l, Away&& away, Merge&& merge, Body&& body, B
   const fold_map fm = make_fold<Topo>(l);
   const int rank = c.rank();
   if (fm.folded_away(rank)) return away(rank + 1);
-  const bool partner = rank < 2 * fm.e;
-  if (partner) merge(rank - 1);
+  const bool odd_of_pair = rank < 2 * fm.e;
+  if (odd_of_pair) merge(rank - 1);
   if (fm.e == 0)
     body(l, rank, no_fold{l.p});
   else
     body(Topo::shape(fm.active()), fm.to_virtual(rank), fm);
-  if (partner) back(rank - 1);
+  if (odd_of_pair) back(rank - 1);
+}
+
+// The even rank of a folded pair: its data to its partner, the result back.
+template <Transport C, class T>
+void hand_over(C& c, int partner, std::span<const T> mine, std::span<T> result) {
+  c.send(partner, detail::tag::fold, mine);
+  c.recv(partner, detail::tag::fold, result);
 }
 
 // ---- all_gather ------------------------------------------------------------------
@@ -408,11 +415,7 @@ void all_gather(C& c, const layout& l, std::span<T> buf, Off off, algorithm algo
     return one_to_all::broadcast_sweep(c, t, buf, tag);
   }
   with_fold<Topo>(
-      c, l,
-      [&](int to) {
-        c.send(to, detail::tag::fold, cspan(blocks(rank, rank + 1)));
-        c.recv(to, detail::tag::fold, buf);
-      },
+      c, l, [&](int to) { hand_over(c, to, cspan(blocks(rank, rank + 1)), buf); },
       [&](int from) { c.recv(from, detail::tag::fold, blocks(from, rank)); },
       [&](const layout& vl, int w, const auto& fm) {
         using Fold = std::remove_cvref_t<decltype(fm)>;
@@ -494,19 +497,15 @@ void reduce_scatter(C& c, const layout& l, std::span<const T> in, std::span<T> o
     scratch<T> acc(c.rank() == 0 ? pm : 0);
     one_to_all::tree_reduce<one_to_all::tree_topology<Topo>>(c, t.l, in_out<T>{in, acc.span()}, op,
                                                              0, tg);
-    return one_to_all::tree_scatter<one_to_all::tree_topology<Topo>>(c, t.l, cspan(acc.span()), out,
-                                                                     0, tg);
+    return one_to_all::tree_scatter<one_to_all::tree_topology<Topo>>(
+        c, t.l, in_out<T>{acc.span(), out}, 0, tg);
   }
   const bool pairs = make_fold<Topo>(l).e != 0;
   scratch<T> fold_in(pairs ? pm : 0), buf(pm);
   rs_buffers<T> b{in, buf.span(), {}, out};
   std::span<T> mine;
   with_fold<Topo>(
-      c, l,
-      [&](int to) {
-        c.send(to, detail::tag::fold, in);
-        c.recv(to, detail::tag::fold, out);
-      },
+      c, l, [&](int to) { hand_over(c, to, in, out); },
       [&](int from) {  // the lower rank's contribution goes on the left
         c.recv(from, detail::tag::fold, fold_in.span());
         combine_right(fold_in.span(), in, op);

@@ -152,6 +152,19 @@ void forward(C& c, int from, int to, std::span<const T> result, std::span<T> out
     c.recv(from, tag, out);
 }
 
+// A rank's place in a rooted tree with blocks of m elements: its virtual rank
+// v, the end of its subtree [v, end), and where block u starts.
+template <Topology Topo>
+struct subtree {
+  rooted_tree<Topo> t;
+  std::size_t m;
+  int v, end;
+  subtree(const layout& l, int root, int rank, std::size_t block)
+      : t{l, root}, m(block), v(t.to_virtual(rank)), end(subtree_end<Topo>(l, v)) {}
+  std::size_t at(int u) const { return static_cast<std::size_t>(u) * m; }
+  bool inner() const { return end - v > 1; }
+};
+
 // Algorithm 4.3: in reduced to out at root. The tree is built over virtual
 // ranks and every partial covers a contiguous range of them, so rank order is
 // kept when the root is 0, when the relabelling is the XOR of the seeds on
@@ -188,49 +201,45 @@ void tree_reduce(C& c, const layout& l, in_out<T> io, const Op& op, int root, in
 // other than 0 first lays its blocks out in virtual order, once; an inner node
 // receives its subtree into a work buffer, a leaf straight into out.
 template <Topology Topo, Transport C, class T>
-void tree_scatter(C& c, const layout& l, std::span<const T> in, std::span<T> out, int root,
-                  int tag) {
-  const std::size_t m = out.size();
-  const rooted_tree<Topo> t{l, root};
-  const int rank = c.rank(), v = t.to_virtual(rank), end = subtree_end<Topo>(l, v);
-  auto at = [m](int u) { return static_cast<std::size_t>(u) * m; };
-  const bool rearrange = rank == root && root != 0, inner = rank != root && end - v > 1;
-  scratch<T> store(rearrange ? at(l.p) : inner ? at(end - v) : 0);
+void tree_scatter(C& c, const layout& l, in_out<T> io, int root, int tag) {
+  const auto [in, out] = io;
+  const int rank = c.rank();
+  const subtree<Topo> s(l, root, rank, out.size());
+  const bool rearrange = rank == root && root != 0, inner = rank != root && s.inner();
+  scratch<T> store(rearrange ? s.at(l.p) : inner ? s.at(s.end - s.v) : 0);
   std::span<const T> src = in;  // the blocks of virtual ranks [v, end), in virtual order
-  std::span<T> sub = inner ? store.span() : out;
+  const std::span<T> sub = inner ? store.span() : out;
   if (rank == root) {
-    copy_to(in.subspan(at(root), m), out);
+    copy_to(in.subspan(s.at(root), s.m), out);
     for (int u = 1; rearrange && u < l.p; ++u)
-      copy_to(in.subspan(at(t.to_real(u)), m), store.span().subspan(at(u), m));
+      copy_to(in.subspan(s.at(s.t.to_real(u)), s.m), store.span().subspan(s.at(u), s.m));
     if (rearrange) src = store.span();
   } else {
     src = sub;
   }
   scatter_sweep(
-      c, t, sub, [&](int lo, int hi) { return src.subspan(at(lo - v), at(hi - lo)); }, tag);
-  if (inner) copy_to(std::span<const T>(store.span().first(m)), out);
+      c, s.t, sub, [&](int lo, int hi) { return src.subspan(s.at(lo - s.v), s.at(hi - lo)); }, tag);
+  if (inner) copy_to(std::span<const T>(store.span().first(s.m)), out);
 }
 
 // Gather along the tree, the dual: every rank forwards its subtree's blocks as
 // one message, so sizes double towards the root; root 0 collects straight
 // into out, another root reorders its blocks from virtual order once.
 template <Topology Topo, Transport C, class T>
-void tree_gather(C& c, const layout& l, std::span<const T> in, std::span<T> out, int root,
-                 int tag) {
-  const std::size_t m = in.size();
-  const rooted_tree<Topo> t{l, root};
-  const int rank = c.rank(), v = t.to_virtual(rank), end = subtree_end<Topo>(l, v);
-  auto at = [m](int u) { return static_cast<std::size_t>(u) * m; };
+void tree_gather(C& c, const layout& l, in_out<T> io, int root, int tag) {
+  const auto [in, out] = io;
+  const int rank = c.rank();
+  const subtree<Topo> s(l, root, rank, in.size());
   const bool direct = rank == root && root == 0;
-  scratch<T> store(!direct && end - v > 1 ? at(end - v) : 0);
+  scratch<T> store(!direct && s.inner() ? s.at(s.end - s.v) : 0);
   const std::span<T> sub = direct ? out : store.span();  // blocks [v, end), virtual order
-  if (end - v > 1) copy_to(in, sub.first(m));
+  if (s.inner()) copy_to(in, sub.first(s.m));
   gather_sweep(
-      c, t, [&](int lo, int hi) { return sub.subspan(at(lo - v), at(hi - lo)); },
-      [&](int, int) { return end - v > 1 ? std::span<const T>(sub) : in; }, tag);
+      c, s.t, [&](int lo, int hi) { return sub.subspan(s.at(lo - s.v), s.at(hi - lo)); },
+      [&](int, int) { return s.inner() ? std::span<const T>(sub) : in; }, tag);
   if (rank != root || root == 0) return;
   for (int u = 0; u < l.p; ++u)  // virtual order -> rank order, once
-    move_to(store.span().subspan(at(u), m), out.subspan(at(t.to_real(u)), m));
+    move_to(store.span().subspan(s.at(u), s.m), out.subspan(s.at(s.t.to_real(u)), s.m));
 }
 
 // ---- the choice ----------------------------------------------------------------
@@ -273,14 +282,14 @@ template <Topology Topo, Transport C, class T>
 void scatter(C& c, const layout& l, std::span<const T> in, std::span<T> out, int root,
              const options& opt) {
   if (opt.algo == algorithm::pipelined) return ring_scatter(c, in, out, root, detail::tag::scatter);
-  tree_scatter<Topo>(c, l, in, out, root, detail::tag::scatter);
+  tree_scatter<Topo>(c, l, in_out<T>{in, out}, root, detail::tag::scatter);
 }
 
 template <Topology Topo, Transport C, class T>
 void gather(C& c, const layout& l, std::span<const T> in, std::span<T> out, int root,
             const options& opt) {
   if (opt.algo == algorithm::pipelined) return ring_gather(c, in, out, root, detail::tag::gather);
-  tree_gather<Topo>(c, l, in, out, root, detail::tag::gather);
+  tree_gather<Topo>(c, l, in_out<T>{in, out}, root, detail::tag::gather);
 }
 
 }  // namespace topocoll::detail::one_to_all

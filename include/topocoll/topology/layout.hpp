@@ -42,6 +42,14 @@ struct layout {
   // x, or p when x lies past the last rank
   constexpr int clip(int x) const { return x < p ? x : p; }
 
+  // p ranks over d dimensions of the same radix (a hypercube, a k-nomial tree)
+  static constexpr layout uniform(int p, int radix, int d) {
+    layout l;
+    l.p = p;
+    for (int j = 0; j < d; ++j) l.push(radix);
+    return l;
+  }
+
   constexpr void push(int radix) {
     if (radix <= 1) return;  // a dimension of one rank moves nothing
     dims[ndims] = {radix, extent};

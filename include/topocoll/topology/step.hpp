@@ -104,6 +104,16 @@ struct mixed_radix {
   static constexpr int with_coord(const layout& l, int v, int j, int c) {
     return l.with_coord(v, j, c);
   }
+  // Where v stands along dimension j in a tree sweep: it takes part when its
+  // coordinates below j are 0 (the mask test of Algorithm 4.2, line 7).
+  struct digit {
+    int stride, radix, coord, base;  // base: v with coordinate j zeroed
+    bool takes_part;
+  };
+  static constexpr digit digit_of(const layout& l, int v, int j) {
+    const int s = l.dims[j].stride, r = l.dims[j].radix, c = (v / s) % r;
+    return {s, r, c, v - c * s, v % s == 0};
+  }
   // the first rank of v's group along j: v with its coordinates up to j zeroed
   static constexpr int group_start(const layout& l, int v, int j) {
     return v - v % (l.dims[j].stride * l.dims[j].radix);
@@ -152,9 +162,8 @@ struct dim_step<dim_kind::linear> : mixed_radix {
   // first keeps a linear array congestion-free (Figure 4.2).
   template <sweep S, class F>
   static constexpr void edges(const layout& l, int v, int j, F&& f) {
-    const int s = l.dims[j].stride, r = l.dims[j].radix;
-    if (v % s != 0) return;
-    const int c = (v / s) % r, base = v - c * s;
+    const auto [s, r, c, base, takes_part] = digit_of(l, v, j);
+    if (!takes_part) return;
     std::array<link, 32> ev{};
     int n = 0;
     for (int lo = 0, hi = r; hi - lo > 1;) {
@@ -197,9 +206,8 @@ struct dim_step<dim_kind::knomial> : mixed_radix {
   // ends where the previous one began) and receives from 1, ..., K - 1.
   template <sweep S, class F>
   static constexpr void edges(const layout& l, int v, int j, F&& f) {
-    const int s = l.dims[j].stride, r = l.dims[j].radix;
-    if (v % s != 0) return;
-    const int c = (v / s) % r, base = v - c * s;
+    const auto [s, r, c, base, takes_part] = digit_of(l, v, j);
+    if (!takes_part) return;
     auto child = [&](int k) {
       if (base + k * s < l.p)
         f(link{base + k * s, base + k * s, l.clip(base + (k + 1) * s), j, true});

@@ -84,35 +84,31 @@ struct torus_relabel {
     return rank;
   }
 };
+// What the policies that take any p share.
+template <class Self>
+struct any_p {
+  static constexpr int fixed_dims = -1;  // known at run time
+  static constexpr bool holds(int p) { return p >= 1; }
+  static std::string why_not(int p) { return concat(Self::name(), " needs p >= 1, got ", p); }
+};
 }  // namespace detail
 
 // One linear array / ring of p ranks; any p.
-struct Ring : detail::torus_relabel {
+struct Ring : detail::torus_relabel, detail::any_p<Ring> {
   static constexpr dim_kind kind = dim_kind::linear;
-  static constexpr int fixed_dims = -1;  // known at run time
   static std::string name() { return "Ring"; }
-  static constexpr bool holds(int p) { return p >= 1; }
-  static std::string why_not(int p) { return detail::concat(name(), " needs p >= 1, got ", p); }
-  static constexpr layout shape(int p) {
-    layout l;
-    l.p = p;
-    l.push(p);
-    return l;
-  }
+  static constexpr layout shape(int p) { return layout::uniform(p, p, 1); }
 };
 
 // K-dimensional mesh (wrap-around links available: a torus); sides balanced
 // like MPI_Dims_create, so any p. Ranks are row-major: the last side varies
 // fastest and is dims[0].
 template <int K = 2>
-struct Mesh : detail::torus_relabel {
+struct Mesh : detail::torus_relabel, detail::any_p<Mesh<K>> {
   static_assert(K >= 1, "Mesh<K> needs K >= 1 dimensions (Mesh<1> is a Ring, Mesh<2> a 2-D mesh)");
   static_assert(K <= 16, "Mesh<K> supports at most 16 dimensions");
   static constexpr dim_kind kind = dim_kind::linear;
-  static constexpr int fixed_dims = -1;
   static std::string name() { return "Mesh<" + std::to_string(K) + ">"; }
-  static constexpr bool holds(int p) { return p >= 1; }
-  static std::string why_not(int p) { return detail::concat(name(), " needs p >= 1, got ", p); }
   static constexpr std::array<int, K> sides(int p) { return detail::dims_create<K>(p); }
   static constexpr layout shape(int p) {
     layout l;
@@ -144,11 +140,9 @@ struct Hypercube : detail::xor_or_shift_relabel {
                           " (Hypercube<> takes any number of ranks)");
   }
   static constexpr layout shape(int p) {
-    layout l;
-    l.p = p;
-    for (int j = 0, d = D >= 0 ? D : detail::ceil_log2(p); j < d; ++j) l.push(2);
-    return l;
-  }  // A p that fills no whole hypercube folds into the largest one it holds.
+    return layout::uniform(p, 2, D >= 0 ? D : detail::ceil_log2(p));
+  }
+  // A p that fills no whole hypercube folds into the largest one it holds.
   static constexpr detail::fold_map folding(const layout& l) {
     if (D >= 0 || l.extent == l.p) return {l.p, 0};
     return {l.p, l.p - static_cast<int>(std::bit_floor(static_cast<unsigned>(l.p)))};
@@ -166,20 +160,12 @@ struct Hypercube : detail::xor_or_shift_relabel {
 
 // K-nomial tree (Tree<2>: binomial): ceil(log_K p) dimensions of radix K; any p.
 template <int K = 2>
-struct Tree : detail::xor_or_shift_relabel {
+struct Tree : detail::xor_or_shift_relabel, detail::any_p<Tree<K>> {
   static_assert(K >= 2, "Tree<K> needs K >= 2 children per level (Tree<2> is the binomial tree)");
   static_assert(K <= 1024, "Tree<K> supports K <= 1024");
   static constexpr dim_kind kind = dim_kind::knomial;
-  static constexpr int fixed_dims = -1;
   static std::string name() { return "Tree<" + std::to_string(K) + ">"; }
-  static constexpr bool holds(int p) { return p >= 1; }
-  static std::string why_not(int p) { return detail::concat(name(), " needs p >= 1, got ", p); }
-  static constexpr layout shape(int p) {
-    layout l;
-    l.p = p;
-    for (int j = 0, d = detail::ceil_log(p, K); j < d; ++j) l.push(K);
-    return l;
-  }
+  static constexpr layout shape(int p) { return layout::uniform(p, K, detail::ceil_log(p, K)); }
 };
 
 // A Topology policy as the collectives use it.

@@ -188,8 +188,8 @@ class world {
   // deadlock the envelope is withdrawn (and the rank throws).
   void complete(int me, const envelope_ptr& e) {
     // Poll first (see poll): while the message is queued, for the budget;
-    // once a receiver copies it, until the copy ends (4 budgets at most: a
-    // 4 MiB copy takes about 100 us). The acquire load that sees `done` orders
+    // once a receiver copies it, until the copy ends (4 budgets at most, room
+    // for a copy of a few MiB). The acquire load that sees `done` orders
     // the receiver's copy before the caller's next write to the buffer.
     clock::time_point until{};
     if (e->state.load(std::memory_order_acquire) == envelope::done) return;
@@ -301,8 +301,7 @@ class world {
   // Why yield, not a busy loop with a pause instruction: the scheduler often
   // queues the partner on the poller's own core (a thread is woken where its
   // waker runs), where a busy loop would hold it off for the whole budget
-  // (measured on the 2-core VM: 1 MiB stream at 17 % of memcpy, 8-byte
-  // ping-pong 27-53 us, against 90 % and 1-2 us with yield).
+  // (doc/transports.md has the figures).
   bool room_to_poll() const {
     return p_ - idle_.load(std::memory_order_relaxed) <= cores_ &&
            !halted_.load(std::memory_order_relaxed);
@@ -324,11 +323,9 @@ class world {
   // Polls ready() until it holds (true), or until `until`, or no room (false).
   // A yield that takes long (100 us) means another process got the core for
   // a time slice: on a machine loaded by other processes polling loses badly
-  // against sleeping (a sleeper is woken with priority; measured with two
-  // busy loops on the 2-core VM: 1-4 MiB streams at 1 % of memcpy instead of
-  // 65-85 %). So the rank stops, and sleeps at once in its next 16 waits (32,
-  // 64, ... up to 4096 while it keeps happening; back to 16 after a poll that
-  // succeeded).
+  // against sleeping (a sleeper is woken with priority; doc/transports.md). So
+  // the rank stops, and sleeps at once in its next 16 waits (32, 64, ... up to
+  // 4096 while it keeps happening; back to 16 after a poll that succeeded).
   template <class Ready>
   bool poll(rank_state& s, Ready&& ready, const clock::time_point& until) const {
     for (;;) {

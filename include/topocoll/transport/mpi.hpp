@@ -485,9 +485,8 @@ class Comm {
   detail::packed_buffer sbuf_;
   detail::packed_buffer rbuf_;
   // Serialization buffers of completed isends, kept for the next ones: a
-  // fresh buffer per message cost fresh pages (about 1 ms per MiB on a VM) at
-  // every all_to_all of strings. At most max_spare of them, holding at most
-  // workspace_retain_bytes (core/workspace.hpp) in all.
+  // fresh buffer per message costs fresh pages at every all_to_all of strings. At most max_spare of
+  // them, holding at most workspace_retain_bytes (core/workspace.hpp) in all.
   static constexpr std::size_t max_spare = 64;
   std::vector<detail::packed_buffer> spare_;
   std::size_t spare_bytes_ = 0;
