@@ -6,6 +6,7 @@
 // plus the communication pattern (model::Counting), bad input, and a
 // synchronous-send run that proves the send/recv order deadlock-free.
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <string>
@@ -67,11 +68,12 @@ void for_each_family(const Tuple& t, F&& f) {
   std::apply([&](const auto&... fam) { (f(fam), ...); }, t);
 }
 
-// The tree algorithm everywhere; on a Ring also the pipelined one, with a
-// cost model that cuts broadcast and reduce messages into many segments.
+// The tree algorithm everywhere; on a topology of linear dimensions (Ring,
+// Mesh<K>) also the pipelined one, with a cost model that cuts broadcast and
+// reduce messages into several segments.
 template <class Topo>
 std::vector<options> one_to_all_options() {
-  if constexpr (std::is_same_v<Topo, Ring>)
+  if constexpr (detail::chain_dims<Topo>)
     return {options{algorithm::automatic}, options{algorithm::pipelined, cost_model{1.0, 0.01}}};
   else
     return {options{algorithm::automatic}};
@@ -501,6 +503,229 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(ring_is_recursive_halving_or_a_pipeline, Cfg, tc_t
 }
 
 // ---------------------------------------------------------------------------
+// The pipeline along every linear dimension (Ring, Mesh<K>): broadcast goes
+// down the root's column, then along every row; reduce the other way round.
+// The expected pattern is computed here from real coordinates, without the
+// library's relabelling.
+
+namespace {
+
+// Rank `rank` on the line along dimension j through the root's coordinates
+// below j (on: whether it is on it): its position, coordinate j minus the
+// root's mod the side n, and its real neighbours along j.
+struct on_line {
+  bool on;
+  int pos, n, prev, next;
+};
+on_line line_along(const layout& l, int rank, int root, int j) {
+  on_line s{true, 0, l.dims[j].radix, 0, 0};
+  for (int i = 0; i < j; ++i) s.on = s.on && l.coord(rank, i) == l.coord(root, i);
+  const int c = l.coord(rank, j);
+  s.pos = (c - l.coord(root, j) + s.n) % s.n;
+  s.prev = l.with_coord(rank, j, (c + s.n - 1) % s.n);
+  s.next = l.with_coord(rank, j, (c + 1) % s.n);
+  return s;
+}
+
+// One pipelined broadcast or reduce, as one rank should record it.
+struct expected_pipeline {
+  layout l;
+  int rank, root;  // root: where the chains start (broadcast) or end (reduce)
+  std::size_t m;
+  cost_model cost;
+  detail::sweep dir;  // up: reduce, partials towards the root, lowest dimension first
+};
+
+// The events, one dimension after the other (high to low for broadcast, low
+// to high for reduce): on the line along j a rank receives r_j segments from
+// upstream unless it is the first, sends r_j downstream unless it is the
+// last, m words each way, and talks to no one else. Returns the index of the
+// first event past the pipeline.
+template <class T, class C>
+std::size_t check_phases(const model::Counting<C>& cc, const expected_pipeline& x, Check& check,
+                         const std::string& ctx) {
+  const auto& ev = cc.events();
+  std::size_t at = 0;
+  const bool up = x.dir == detail::sweep::up;
+  for (int i = 0; i < x.l.ndims; ++i) {
+    const int j = up ? i : x.l.ndims - 1 - i;
+    const on_line s = line_along(x.l, x.rank, x.root, j);
+    if (!s.on) continue;
+    const std::size_t r = detail::one_to_all::ring_segments<T>(x.m, s.n, x.cost);
+    const bool gets = s.pos != (up ? s.n - 1 : 0), gives = s.pos != (up ? 0 : s.n - 1);
+    const int from = up ? s.next : s.prev, to = up ? s.prev : s.next;
+    std::size_t sends = 0, recvs = 0, sent = 0, got = 0;
+    for (; at < ev.size() && sends + recvs < (gets ? r : 0) + (gives ? r : 0); ++at) {
+      const bool send = ev[at].kind == model::event::send;
+      check.expect(ev[at].peer == (send ? to : from), ctx, "dimension ", j, ": ",
+                   send ? "sent to " : "received from ", ev[at].peer, ", expected ",
+                   send ? to : from);
+      (send ? sends : recvs) += 1;
+      (send ? sent : got) += ev[at].count;
+    }
+    check.expect(sends == (gives ? r : 0) && recvs == (gets ? r : 0) && sent == (gives ? x.m : 0) &&
+                     got == (gets ? x.m : 0),
+                 ctx, "dimension ", j, ": ", sends, " sends of ", sent, " words, ", recvs,
+                 " receives of ", got, "; expected ", r, " segments of ", x.m, " words");
+  }
+  return at;
+}
+
+// Whether a and b are neighbours along one dimension of l (a torus).
+bool mesh_neighbours(const layout& l, int a, int b) {
+  int differ = 0, step = 0;
+  for (int j = 0; j < l.ndims; ++j) {
+    const int d = (l.coord(b, j) - l.coord(a, j) + l.dims[j].radix) % l.dims[j].radix;
+    differ += d != 0;
+    step += d == 1 || d == l.dims[j].radix - 1;
+  }
+  return differ == 1 && step == 1;
+}
+
+// What every root's pipelines are checked against.
+struct pipeline_data {
+  layout l;
+  std::size_t m;
+  options seg;
+  std::vector<std::vector<Mat2>> in;  // rank q's input
+  std::vector<Mat2> total;            // their product, in rank order
+};
+
+// Broadcast and reduce (commutative and not) from one root, each checked
+// dimension by dimension.
+template <class Topo, class C>
+void check_pipelines_from(model::Counting<C>& cc, const pipeline_data& d, int root, Check& check) {
+  const int r = cc.rank(), p = cc.size();
+  const std::size_t m = d.m;
+  const std::string ctx = Topo::name() + " p " + std::to_string(p) + " rank " + std::to_string(r) +
+                          " root " + std::to_string(root) + ": ";
+  std::vector<Mat2> buf = r == root ? d.in[root] : std::vector<Mat2>(m);
+  cc.clear();
+  broadcast<Topo>(cc, buf, root, d.seg);
+  check.equal(buf, d.in[root], ctx, "pipelined broadcast");
+  std::size_t end =
+      check_phases<Mat2>(cc, {d.l, r, root, m, d.seg.cost, detail::sweep::down}, check, ctx);
+  check.expect(end == cc.events().size(), ctx, "broadcast sent more than the pipeline");
+
+  // commutative: the chains end at the root
+  std::vector<int> x(m, r + 1), sum(r == root ? m : 0);
+  cc.clear();
+  reduce<Topo>(cc, x, sum, std::plus<>{}, root, d.seg);
+  if (r == root) check.equal(sum, std::vector<int>(m, p * (p + 1) / 2), ctx, "pipelined reduce");
+  end = check_phases<int>(cc, {d.l, r, root, m, d.seg.cost, detail::sweep::up}, check,
+                          ctx + "reduce ");
+  check.expect(end == cc.events().size(), ctx, "reduce sent more than the pipeline");
+
+  // not commutative: the chains end at real coordinate 0, so at rank 0,
+  // which forwards the product to the root
+  std::vector<Mat2> prod(r == root ? m : 0);
+  cc.clear();
+  reduce<Topo>(cc, d.in[r], prod, tc_test::mat_mul{}, root, d.seg);
+  if (r == root) check.equal(prod, d.total, ctx, "non-commutative pipelined reduce");
+  end = check_phases<Mat2>(cc, {d.l, r, 0, m, d.seg.cost, detail::sweep::up}, check,
+                           ctx + "mat_mul ");
+  std::vector<std::pair<bool, int>> rest, want;
+  for (std::size_t e = end; e < cc.events().size(); ++e)
+    rest.emplace_back(cc.events()[e].kind == model::event::send, cc.events()[e].peer);
+  if (root != 0 && r == 0) want.emplace_back(true, root);
+  if (root != 0 && r == root) want.emplace_back(false, 0);
+  check.expect(rest == want, ctx, "mat_mul: ", rest.size(), " events past the pipeline");
+}
+
+// Scatter and gather from one root: neighbours only; the root sends s_j - 1
+// messages of stride_j blocks along every dimension j, highest first, and
+// gather's root receives them back lowest first.
+template <class Topo, class C>
+void check_block_pipelines_from(model::Counting<C>& cc, const layout& l, int root, Check& check) {
+  const int r = cc.rank(), p = cc.size();
+  const std::size_t m = 3;
+  const std::string ctx = Topo::name() + " p " + std::to_string(p) + " rank " + std::to_string(r) +
+                          " root " + std::to_string(root) + ": ";
+  std::vector<int> ref(p * m), mine(m, -1);
+  for (std::size_t i = 0; i < ref.size(); ++i) ref[i] = static_cast<int>(i / m);
+  std::vector<int> all = r == root ? ref : std::vector<int>{};
+  std::vector<std::size_t> want;  // the root's sends
+  for (int j = l.ndims - 1; j >= 0; --j)
+    want.insert(want.end(), l.dims[j].radix - 1, l.dims[j].stride * m);
+  for (bool up : {false, true}) {
+    cc.clear();
+    if (up)
+      gather<Topo>(cc, mine, all, root, options{algorithm::pipelined});
+    else
+      scatter<Topo>(cc, all, mine, root, options{algorithm::pipelined});
+    check.equal(mine, std::vector<int>(m, r), ctx, "pipelined scatter");
+    if (r == root && up) check.equal(all, ref, ctx, "pipelined gather");
+    std::fill(all.begin(), all.end(), -1);  // for gather to fill in
+    for (const auto& e : cc.events())
+      check.expect(mesh_neighbours(l, r, e.peer), ctx, up ? "gather" : "scatter", " talks to ",
+                   e.peer, ", not a neighbour");
+    if (r == root && up)
+      check.expect(recv_counts(cc) == std::vector<std::size_t>(want.rbegin(), want.rend()), ctx,
+                   "pipelined gather: the root's receives are not the dimensions' blocks");
+    else if (r == root)
+      check.expect(cc.send_counts() == want, ctx,
+                   "pipelined scatter: the root's sends are not the dimensions' blocks");
+  }
+}
+
+// automatic: the pipeline when its time summed over the dimensions beats the
+// tree's; the root heads a chain along every dimension.
+template <class Topo, class C>
+void check_automatic_choice(model::Counting<C>& cc, const layout& l, Check& check) {
+  const int r = cc.rank(), p = cc.size(), root = p - 1;
+  const std::size_t m = std::size_t{1} << 16;
+  for (const cost_model cost : {cost_model{}, cost_model{0.01, 2e-4}}) {
+    std::vector<int> y(m, r == root ? 5 : 0);
+    cc.clear();
+    broadcast<Topo>(cc, y, root, options{algorithm::automatic, cost});
+    check.equal(y, std::vector<int>(m, 5), Topo::name(), " automatic broadcast, rank ", r);
+    const bool pipe = detail::one_to_all::pipeline_wins<int>(l, m, cost);
+    bool long_side = false;
+    std::size_t root_sends = 0;
+    for (int j = 0; j < l.ndims; ++j) {
+      const int s = l.dims[j].radix;
+      long_side = long_side || s >= 3;
+      root_sends += pipe ? detail::one_to_all::ring_segments<int>(m, s, cost)
+                         : static_cast<std::size_t>(detail::ceil_log2(s));
+    }
+    check.expect(pipe == (long_side && cost.ts_us < 1.0), Topo::name(), " p ", p,
+                 ": the model (t_s ", cost.ts_us, ") prefers the ", pipe ? "pipeline" : "tree");
+    if (r == root)
+      check.expect(cc.sends() == root_sends, Topo::name(), " p ", p, ": automatic root sent ",
+                   cc.sends(), " messages, expected ", root_sends);
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(pipeline_runs_down_the_column_then_along_the_rows, Cfg,
+                              tc_test::Configs) {
+  using Topo = typename Cfg::topology;
+  if constexpr (detail::chain_dims<Topo>) {
+    Cfg::sweep([&](int p, auto on_ranks) {
+      // 40 elements in 3 segments of int, 12 of Mat2, along every side of 3 or more
+      pipeline_data d{Topo::shape(p), 40, {algorithm::pipelined, cost_model{1.0, 1.0}}, {}, {}};
+      for (int q = 0; q < p; ++q) d.in.push_back(tc_test::input<Mat2>(q, d.m, 5));
+      d.total = tc_test::fold<Mat2>(0, p - 1, d.m, tc_test::mat_mul{}, 5);
+      std::vector<int> roots = tc_test::roots_for(p);
+      for (int root = 10; root < p && p <= 17; ++root) roots.push_back(root);  // every root
+      on_ranks([&](auto& comm, Check& check) {
+        model::Counting cc(comm);
+        for (int j = 0; j < d.l.ndims; ++j)
+          check.expect(d.l.dims[j].radix < 3 || detail::one_to_all::ring_segments<int>(
+                                                    d.m, d.l.dims[j].radix, d.seg.cost) > 1,
+                       Topo::name(), " p ", p, ": one segment along a side of ", d.l.dims[j].radix);
+        for (int root : roots) {
+          check_pipelines_from<Topo>(cc, d, root, check);
+          check_block_pipelines_from<Topo>(cc, d.l, root, check);
+        }
+        check_automatic_choice<Topo>(cc, d.l, check);
+      });
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Bad input: every rank throws std::invalid_argument before communicating (a
 // rank that sent or waited would leave a message behind or deadlock, and the
 // runner reports both).
@@ -540,10 +765,20 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(bad_arguments_throw_on_every_rank_before_communica
           },
           {"reduce", who, "recursive_doubling"}, "reduce recursive_doubling");
       std::vector<int> fine(p * m);
-      if constexpr (!std::is_same_v<Topo, Ring>)
+      if constexpr (!detail::chain_dims<Topo>) {
         check.throws<E>(
             [&] { scatter<Topo>(comm, fine, out, root, options{algorithm::pipelined}); },
             {"scatter", who, "pipelined needs the Ring"}, "scatter pipelined");
+        check.throws<E>([&] { broadcast<Topo>(comm, buf, root, options{algorithm::pipelined}); },
+                        {"broadcast", who, "pipelined needs", Topo::name()}, "broadcast pipelined");
+        check.throws<E>(
+            [&] {
+              reduce<Topo>(comm, buf, out, std::plus<>{}, root, options{algorithm::pipelined});
+            },
+            {"reduce", who, "pipelined needs", Topo::name()}, "reduce pipelined");
+        check.throws<E>([&] { gather<Topo>(comm, buf, fine, root, options{algorithm::pipelined}); },
+                        {"gather", who, "pipelined needs the Ring"}, "gather pipelined");
+      }
       if (p != 8) {
         const std::string need = "Hypercube<3> needs 2^3 = 8 ranks";
         check.throws<E>([&] { broadcast<Hypercube<3>>(comm, buf, 0); }, {"broadcast", who, need},

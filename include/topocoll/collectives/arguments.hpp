@@ -24,6 +24,7 @@
 #include "../core/concepts.hpp"
 #include "../core/errors.hpp"
 #include "../core/options.hpp"
+#include "../kernels/pipeline.hpp"
 #include "../topology/topology.hpp"
 
 namespace topocoll::detail {
@@ -100,12 +101,14 @@ class call_args {
 };
 
 // broadcast, reduce, scatter and gather: the tree on every topology, the
-// pipeline on a Ring.
+// pipeline on one whose dimensions are all linear (chain_dims: Ring, Mesh<K>).
 template <Topology Topo>
 void check_one_to_all_algorithm(const call_args& call, algorithm a) {
-  if (a == algorithm::pipelined && !std::is_same_v<Topo, Ring>)
-    call.reject("algorithm::pipelined needs the Ring topology, got ", Topo::name(),
-                " (use algorithm::tree or algorithm::automatic)");
+  if (a == algorithm::pipelined && !chain_dims<Topo>)
+    call.reject(
+        "algorithm::pipelined needs the Ring or a Mesh<K> (a topology of linear "
+        "dimensions), got ",
+        Topo::name(), " (use algorithm::tree or algorithm::automatic)");
   call.algorithm(a, {algorithm::tree, algorithm::pipelined});
 }
 

@@ -8,9 +8,11 @@
 // hypercube, recursive halving along each linear array of a ring or mesh, the
 // k-nomial tree on Tree<K>. t_s + t_w m per step, ceil(log2 p) steps on a
 // hypercube or ring (sum of ceil(log2 s_j) over the sides of a mesh).
-// On a Ring, algorithm::pipelined (chosen by automatic when the cost model
-// says so: large m) streams r segments around the ring, ICS 632's "faster
-// broadcast": (p - 2 + r)(t_s + t_w m / r), r = sqrt(m (p - 2) t_w / t_s).
+// On a Ring or a Mesh<K>, algorithm::pipelined (chosen by automatic when the
+// cost model says so: large m) streams r segments along a chain, ICS 632's
+// "faster broadcast": (p - 2 + r)(t_s + t_w m / r), r = sqrt(m (p - 2) t_w / t_s)
+// round a ring; on a mesh down the root's column, then along every row, one
+// dimension after the other (kernels/pipeline.hpp), with r_j from each side s_j.
 // Strings (std::basic_string of a trivially copyable character) are encoded
 // once at the root and broadcast as bytes (kernels/strings.hpp).
 

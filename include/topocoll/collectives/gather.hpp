@@ -10,8 +10,10 @@
 //     blocks instead of partial sums; each rank forwards its whole subtree as
 //     ONE contiguous message, so message sizes double towards the root:
 //     t_s log p + t_w m (p - 1) on a hypercube.
-//   algorithm::pipelined (Ring only): every rank sends its block towards the
-//     root, nearest first, relaying those beyond it: (p - 1)(t_s + t_w m).
+//   algorithm::pipelined (Ring, Mesh<K>): every rank sends its block towards
+//     the root, nearest first, relaying those beyond it: (p - 1)(t_s + t_w m)
+//     on a ring; on a mesh along every row, then up the column, one message
+//     per row.
 // Strings (std::basic_string of a trivially copyable character) travel the
 // tree encoded (kernels/strings.hpp).
 

@@ -10,9 +10,11 @@
 // step (log p steps on a hypercube); rank order as kernels/one_to_all.hpp's
 // tree_reduce explains.
 //
-// On a Ring, algorithm::pipelined (chosen by automatic for large m) is the dual
-// of the pipelined broadcast: r segments of partials stream towards the root,
-// (p - 2 + r)(t_s + t_w m / r) plus the combining.
+// On a Ring or a Mesh<K>, algorithm::pipelined (chosen by automatic for large
+// m) is the dual of the pipelined broadcast: r segments of partials stream
+// towards the root, (p - 2 + r)(t_s + t_w m / r) plus the combining on a ring;
+// on a mesh along every row, then up the column. A non-commutative operator
+// runs towards rank 0, which forwards the result to another root.
 
 #include <span>
 
@@ -38,7 +40,8 @@ void reduce(C& c, In&& input, Out&& output, Op op, int root, const options& opt 
   call.in_place(in, detail::cspan(out), 0);
   if (in.empty()) return;
   if (call.p() == 1) return detail::copy_to(in, out);
-  detail::one_to_all::reduce<Topo>(c, Topo::shape(call.p()), in, out, op, root, opt);
+  detail::one_to_all::reduce<Topo>(c, Topo::shape(call.p()), detail::in_out<T>{in, out}, op, root,
+                                   opt);
 }
 
 }  // namespace topocoll

@@ -10,8 +10,10 @@
 //     rank passes each child only the blocks of the child's subtree, as ONE
 //     contiguous message; sizes halve at each hypercube step:
 //     t_s log p + t_w m (p - 1).
-//   algorithm::pipelined (Ring only): the ICS 632 ring scatter, farthest
-//     destination first: (p - 1)(t_s + t_w m).
+//   algorithm::pipelined (Ring, Mesh<K>): the ICS 632 ring scatter, farthest
+//     destination first: (p - 1)(t_s + t_w m) on a ring; on a mesh down the
+//     root's column, each message the blocks of a whole row, then along every
+//     row: sum_j (s_j - 1)(t_s + t_w m stride_j).
 
 #include <span>
 

@@ -34,7 +34,7 @@
 #include "../topology/layout.hpp"
 #include "../topology/step.hpp"
 #include "../topology/topology.hpp"
-#include "one_to_all_ring.hpp"
+#include "pipeline.hpp"
 
 namespace topocoll::detail::one_to_all {
 
@@ -243,52 +243,59 @@ void tree_gather(C& c, const layout& l, in_out<T> io, int root, int tag) {
 }
 
 // ---- the choice ----------------------------------------------------------------
-// The tree everywhere; on a Ring, the pipeline where the t_s + t_w m model
-// says it is cheaper (large m), or where it is forced.
+// The tree everywhere; on a topology of linear dimensions (chain_dims: Ring,
+// Mesh<K>), the pipeline along each dimension in turn where the t_s + t_w m
+// model says it is cheaper (large m), or where it is forced.
 template <Topology Topo, class T>
-bool pipelined(algorithm forced, std::size_t m, int p, const cost_model& cost) {
-  if constexpr (std::is_same_v<Topo, Ring>)
-    return forced == algorithm::pipelined ||
-           (forced == algorithm::automatic && ring_pipeline_wins<T>(m, p, cost));
-  return false;
+bool pipelined(algorithm forced, std::size_t m, const layout& l, const cost_model& cost) {
+  return chain_dims<Topo> && (forced == algorithm::pipelined ||
+                              (forced == algorithm::automatic && pipeline_wins<T>(l, m, cost)));
 }
 
 template <Topology Topo, Transport C, class T>
 void broadcast(C& c, const layout& l, std::span<T> buf, int root, const options& opt) {
-  if (pipelined<Topo, T>(opt.algo, buf.size(), l.p, opt.cost))
-    return ring_broadcast(c, buf, root, ring_segments<T>(buf.size(), l.p, opt.cost),
-                          detail::tag::broadcast);
+  if constexpr (chain_dims<Topo>)
+    if (pipelined<Topo, T>(opt.algo, buf.size(), l, opt.cost))
+      return pipelined_broadcast(c, chains<Topo>{l, root, opt.cost}, buf, detail::tag::broadcast);
   broadcast_sweep(c, rooted_tree<Topo>{l, root}, buf, detail::tag::broadcast);
 }
 
-// The pipeline's partials cover distances k..p-1 from its end: rank order
-// only when that end is rank 0, so a non-commutative reduction to another
-// root runs towards 0 and forwards.
+// The pipeline's partials are in rank order only when every chain ends at
+// real coordinate 0, so a non-commutative reduction to a root other than 0
+// runs towards rank 0, which forwards the result.
 template <Topology Topo, Transport C, class T, class Op>
-void reduce(C& c, const layout& l, std::span<const T> in, std::span<T> out, const Op& op, int root,
-            const options& opt) {
+void reduce(C& c, const layout& l, in_out<T> io, const Op& op, int root, const options& opt) {
+  const auto [in, out] = io;
   const std::size_t m = in.size();
-  if (!pipelined<Topo, T>(opt.algo, m, l.p, opt.cost))
-    return tree_reduce<Topo>(c, l, in_out<T>{in, out}, op, root, detail::tag::reduce);
-  const int chain_root = (is_commutative_v<Op, T> || root == 0) ? root : 0;
-  std::optional<scratch<T>> result;
-  std::span<T> dst = out;
-  if (c.rank() == chain_root && chain_root != root) dst = result.emplace(m).span();
-  ring_reduce(c, in, dst, op, chain_root, ring_segments<T>(m, l.p, opt.cost), detail::tag::reduce);
-  forward(c, chain_root, root, std::span<const T>(dst), out, detail::tag::forward);
+  if constexpr (chain_dims<Topo>) {
+    if (pipelined<Topo, T>(opt.algo, m, l, opt.cost)) {
+      const int chain_root = (is_commutative_v<Op, T> || root == 0) ? root : 0;
+      std::optional<scratch<T>> result;
+      std::span<T> dst = out;
+      if (c.rank() == chain_root && chain_root != root) dst = result.emplace(m).span();
+      pipelined_reduce(c, chains<Topo>{l, chain_root, opt.cost}, in_out<T>{in, dst}, op,
+                       detail::tag::reduce);
+      return forward(c, chain_root, root, std::span<const T>(dst), out, detail::tag::forward);
+    }
+  }
+  tree_reduce<Topo>(c, l, io, op, root, detail::tag::reduce);
 }
 
 template <Topology Topo, Transport C, class T>
 void scatter(C& c, const layout& l, std::span<const T> in, std::span<T> out, int root,
              const options& opt) {
-  if (opt.algo == algorithm::pipelined) return ring_scatter(c, in, out, root, detail::tag::scatter);
+  if constexpr (chain_dims<Topo>)
+    if (opt.algo == algorithm::pipelined)
+      return pipelined_scatter(c, chains<Topo>{l, root, opt.cost}, in, out, detail::tag::scatter);
   tree_scatter<Topo>(c, l, in_out<T>{in, out}, root, detail::tag::scatter);
 }
 
 template <Topology Topo, Transport C, class T>
 void gather(C& c, const layout& l, std::span<const T> in, std::span<T> out, int root,
             const options& opt) {
-  if (opt.algo == algorithm::pipelined) return ring_gather(c, in, out, root, detail::tag::gather);
+  if constexpr (chain_dims<Topo>)
+    if (opt.algo == algorithm::pipelined)
+      return pipelined_gather(c, chains<Topo>{l, root, opt.cost}, in, out, detail::tag::gather);
   tree_gather<Topo>(c, l, in_out<T>{in, out}, root, detail::tag::gather);
 }
 

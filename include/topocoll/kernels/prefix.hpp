@@ -35,7 +35,7 @@
 #include "../topology/step.hpp"
 #include "../topology/topology.hpp"
 #include "all_to_all_broadcast.hpp"
-#include "one_to_all_ring.hpp"
+#include "pipeline.hpp"
 
 namespace topocoll::detail::prefix {
 

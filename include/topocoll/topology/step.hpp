@@ -11,9 +11,10 @@
 //   dim_step<K>::at(radix, k, i)            exchange i of a fold along a dimension in
 //                                           which v has coordinate k (all_gather,
 //                                           reduce_scatter, all_reduce, scan)
-//   dim_step<K>::last_scan_dimension, fold_reorders
+//   dim_step<K>::last_scan_dimension, fold_reorders, chain
 //                                           how a scan ends; whether a reduction
-//                                           along the fold reorders operands
+//                                           along the fold reorders operands;
+//                                           whether segments can stream along it
 //
 // binary   two ranks: coordinate 0 is the parent, partner = v XOR 2^j
 // linear   a linear array / ring of `radix` ranks: the tree halves it, farthest
@@ -147,6 +148,7 @@ struct dim_step<dim_kind::binary> {
   // PREFIX_SUMS_HCUBE exchanges in every dimension, the last one too.
   static constexpr scan_tail last_scan_dimension = scan_tail::exchange;
   static constexpr bool fold_reorders = false;
+  static constexpr bool chain = false;  // not a chain: no pipeline along it
   // the personalized exchange (above)
   using personal_relabel = xor_or_shift_relabel;
   static constexpr int holder(int g) { return g; }
@@ -191,6 +193,8 @@ struct dim_step<dim_kind::linear> : mixed_radix {
   // once); the ring wraps, so a reduction round it reorders operands.
   static constexpr scan_tail last_scan_dimension = scan_tail::chain;
   static constexpr bool fold_reorders = true;
+  // coordinate c is linked to c + 1: segments can stream along it (pipelined)
+  static constexpr bool chain = true;
   // the personalized exchange (above)
   using personal_relabel = torus_relabel;
   // double-buffered: each message goes straight from where the last one arrived
@@ -227,6 +231,7 @@ struct dim_step<dim_kind::knomial> : mixed_radix {
   // A scan's last digit sends only upwards and receives only from below.
   static constexpr scan_tail last_scan_dimension = scan_tail::prune;
   static constexpr bool fold_reorders = false;
+  static constexpr bool chain = false;
   // the personalized exchange (above)
   using personal_relabel = shift_relabel;
   static constexpr int holder(int g) { return g == 0 ? 0 : 1; }
