@@ -264,12 +264,12 @@ bool rs_step(C& c, const dim_at<Peer>& d, const rs_ranges<T>& b, const Op& op) {
 template <Topology Topo, Transport C, class T, class Off, class Fold>
 void all_gather_natural(C& c, const place<Fold>& at, std::span<T> buf, Off off) {
   using step = dim_step<Topo::kind>;
-  for (int j = 0; j < ndims<Topo>(at.vl); ++j) {
+  for_each_dim<Topo>(at.vl, [&](int j) [[gnu::always_inline]] {
     auto peer = [&](int q) { return at.fm.to_real(step::with_coord(at.vl, at.w, j, q)); };
     ag_step<Topo::kind>(
         c, at.tag, step::radix(at.vl, j), step::coord(at.vl, at.w, j), peer,
         parent_range<T, Off>{buf, off, step::group_start(at.vl, at.w, j), step::stride(at.vl, j)});
-  }
+  });
 }
 
 // Which way a reduce-scatter fold walks the dimensions:

@@ -12,6 +12,7 @@
 #include <bit>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "../core/errors.hpp"
 #include "layout.hpp"
@@ -203,6 +204,29 @@ constexpr int ndims(const layout& l) {
     return Topo::fixed_dims;
   else
     return l.ndims;
+}
+
+// f(j) for every dimension j of Topo's layout l, in increasing order (or
+// decreasing, Order = descending). Where the policy fixes the number of
+// dimensions (Hypercube<D>) the loop is unrolled at compile time, so each
+// step sees j as a constant: the seed's loop over i = 0 .. D - 1.
+enum class dim_order { ascending, descending };
+template <class Topo, dim_order Order = dim_order::ascending, class F>
+constexpr void for_each_dim(const layout& l, F&& f) {
+  if constexpr (Topo::fixed_dims >= 0) {
+    constexpr int d = Topo::fixed_dims;
+    [&]<int... J>(std::integer_sequence<int, J...>) {
+      if constexpr (Order == dim_order::ascending)
+        (f(J), ...);
+      else
+        (f(d - 1 - J), ...);
+    }
+    (std::make_integer_sequence<int, d>{});
+  } else if constexpr (Order == dim_order::ascending) {
+    for (int j = 0; j < l.ndims; ++j) f(j);
+  } else {
+    for (int j = l.ndims - 1; j >= 0; --j) f(j);
+  }
 }
 
 // The check every collective starts with: the topology can be laid over p.
