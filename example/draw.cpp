@@ -152,7 +152,7 @@ void all_to_all_broadcast_figures() {
 }
 
 void all_to_all_figures() {
-  auto a2a = []<class Topo>(algorithm a) {
+  auto exchange = []<class Topo>(algorithm a) {
     return [=](auto& c) {
       const std::size_t p = static_cast<std::size_t>(c.size());
       std::vector<int> in(m * p, c.rank()), out(m * p);
@@ -161,20 +161,20 @@ void all_to_all_figures() {
     };
   };
   expect(draw("all_to_all_ring", "all_to_all, Ring: one shrinking message (Figure 4.18)", 6,
-              a2a.template operator()<tc::Ring>(algorithm::store_and_forward)),
+              exchange.template operator()<tc::Ring>(algorithm::store_and_forward)),
          "ring store-and-forward all_to_all", 5,
          [](int k) { return m * static_cast<std::size_t>(6 - k); });  // m(p-1), ..., m
   expect(draw("all_to_all_mesh", "all_to_all, Mesh<2> 3x3: rows, then columns (Figure 4.19)", 9,
-              a2a.template operator()<tc::Mesh<2>>(algorithm::store_and_forward)),
+              exchange.template operator()<tc::Mesh<2>>(algorithm::store_and_forward)),
          "mesh store-and-forward all_to_all", 4,
          [](int k) { return 3 * m * (k % 2 == 1 ? 2 : 1); });  // m sqrt(p) (sqrt(p) - k)
   expect(
       draw("all_to_all_hypercube_sf", "all_to_all, Hypercube<3>, store-and-forward (Figure 4.20)",
-           8, a2a.template operator()<tc::Hypercube<3>>(algorithm::store_and_forward)),
+           8, exchange.template operator()<tc::Hypercube<3>>(algorithm::store_and_forward)),
       "hypercube store-and-forward all_to_all", 3, [](int) { return 4 * m; });  // m p / 2
   expect(draw("all_to_all_hypercube_pairwise",
               "all_to_all, Hypercube<3>, pairwise XOR (Algorithm 4.10)", 8,
-              a2a.template operator()<tc::Hypercube<3>>(algorithm::pairwise)),
+              exchange.template operator()<tc::Hypercube<3>>(algorithm::pairwise)),
          "pairwise all_to_all", 7, each_m);
 }
 

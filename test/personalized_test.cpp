@@ -45,12 +45,12 @@ const algorithm v_algorithms[] = {algorithm::automatic, algorithm::pairwise, alg
 
 // Rank r's all_to_all input: p blocks of m, block j for rank j.
 template <class T>
-std::vector<T> a2a_input(int r, int p, std::size_t m, unsigned salt) {
+std::vector<T> exchange_input(int r, int p, std::size_t m, unsigned salt) {
   return tc_test::input<T>(r, static_cast<std::size_t>(p) * m, salt);
 }
 // What rank v must hold afterwards: block i is block v of rank i's input.
 template <class T>
-std::vector<T> a2a_expected(int v, int p, std::size_t m, unsigned salt) {
+std::vector<T> exchange_expected(int v, int p, std::size_t m, unsigned salt) {
   std::vector<T> want(static_cast<std::size_t>(p) * m);
   for (int i = 0; i < p; ++i)
     for (std::size_t e = 0; e < m; ++e)
@@ -78,8 +78,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_transposes_the_blocks, Cfg, tc_test::Co
           if (tc_test::sanitized && !std::is_same_v<T, int> && p > 17) continue;
           if (tc_test::sanitized && std::is_same_v<T, std::string> && m > 7 && p > 9) continue;
           const unsigned salt = static_cast<unsigned>(m) + 3;
-          const auto in = a2a_input<T>(v, p, m, salt);
-          const auto want = a2a_expected<T>(v, p, m, salt);
+          const auto in = exchange_input<T>(v, p, m, salt);
+          const auto want = exchange_expected<T>(v, p, m, salt);
           for (algorithm a : fixed_algorithms) {
             // automatic is one of the other two (automatic_follows_the_cost_model)
             if (tc_test::sanitized && a == algorithm::automatic && p > 17) continue;
@@ -101,8 +101,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_takes_containers_and_works_in_place, Cf
     on_ranks([&](auto& comm, Check& check) {
       const int v = comm.rank();
       const std::size_t m = 5;
-      const auto in = a2a_input<int>(v, p, m, 11);
-      const auto want = a2a_expected<int>(v, p, m, 11);
+      const auto in = exchange_input<int>(v, p, m, 11);
+      const auto want = exchange_expected<int>(v, p, m, 11);
       std::vector<int> out(in.size());
       all_to_all<Topo>(comm, in, out);
       check.equal(out, want, Topo::name(), " all_to_all on vectors, rank ", v);
@@ -218,13 +218,13 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_follows_the_seed_schedules, Cfg, tc_tes
     on_ranks([&](auto& comm, Check& check) {
       const int r = comm.rank();
       for (std::size_t m : {std::size_t{0}, std::size_t{3}}) {
-        const auto in = a2a_input<int>(r, p, m, 5);
+        const auto in = exchange_input<int>(r, p, m, 5);
         std::vector<int> out(in.size());
         model::Counting cc(comm);
         all_to_all<Topo>(cc, in, out, options{algorithm::store_and_forward});
         check.equal(recorded(cc), seed_schedule<Topo>(p, r, m), Topo::name(),
                     " store_and_forward schedule, m=", m, " rank ", r);
-        check.equal(out, a2a_expected<int>(r, p, m, 5), "store_and_forward result");
+        check.equal(out, exchange_expected<int>(r, p, m, 5), "store_and_forward result");
         cc.clear();
         all_to_all<Topo>(cc, in, out, options{algorithm::pairwise});
         check.equal(recorded(cc), pairwise_schedule(p, r, m), Topo::name(),
@@ -257,7 +257,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(automatic_follows_the_cost_model, Cfg, tc_test::Co
     on_ranks([&](auto& comm, Check& check) {
       const int r = comm.rank();
       const std::size_t m = 2;
-      const auto in = a2a_input<int>(r, p, m, 7);
+      const auto in = exchange_input<int>(r, p, m, 7);
       std::vector<int> out(in.size());
       const auto sf = seed_schedule<Topo>(p, r, m);
       const auto pw = pairwise_schedule(p, r, m);
@@ -270,7 +270,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(automatic_follows_the_cost_model, Cfg, tc_test::Co
       // bandwidth only: pairwise sends every word once
       all_to_all<Topo>(cc, in, out, options{algorithm::automatic, cost_model{0.0, 1.0}});
       check.equal(recorded(cc), pw, Topo::name(), " automatic, bandwidth bound, rank ", r);
-      check.equal(out, a2a_expected<int>(r, p, m, 7), "automatic result");
+      check.equal(out, exchange_expected<int>(r, p, m, 7), "automatic result");
     });
   });
 }
@@ -758,12 +758,12 @@ void run_synchronous() {
         on_ranks([&](auto& comm, Check& check) {
           const int v = comm.rank();
           for (std::size_t m : {std::size_t{1}, std::size_t{300}}) {
-            const auto in = a2a_input<int>(v, p, m, 9);
+            const auto in = exchange_input<int>(v, p, m, 9);
             for (algorithm a : fixed_algorithms) {
               std::vector<int> out(in.size());
               all_to_all<Topo>(comm, in, out, options{a});
-              check.equal(out, a2a_expected<int>(v, p, m, 9), Topo::name(), " sync all_to_all ",
-                          to_string(a), " m=", m);
+              check.equal(out, exchange_expected<int>(v, p, m, 9), Topo::name(),
+                          " sync all_to_all ", to_string(a), " m=", m);
             }
           }
           for (pattern x : patterns) {

@@ -229,13 +229,6 @@ constexpr void for_each_dim(const layout& l, F&& f) {
   }
 }
 
-// The check every collective starts with: the topology can be laid over p.
-template <Topology Topo>
-layout shape_or_throw(std::string_view op, int rank, int p) {
-  if (!Topo::holds(p)) invalid(op, rank, p, Topo::why_not(p));
-  return Topo::shape(p);
-}
-
 }  // namespace detail
 
 }  // namespace topocoll
