@@ -8,8 +8,8 @@
 // The buffer is a sequence of POSITIONS, each a contiguous run of elements
 // (off[q] .. off[q+1]); one dimension step works on a parent range of
 // radix * width positions split into radix sub-ranges of `width` positions, one
-// per coordinate along the dimension. Per dimension, chosen at compile time
-// from Topo::kind:
+// per coordinate along the dimension. Per dimension, over the exchanges of the
+// dimension step (topology/step.hpp):
 //  * all-gather step: on entry a rank holds the sub-range of its coordinate, on
 //    exit all of them (binary: one exchange; linear: Algorithm 4.4, radix - 1
 //    steps around the ring of the dimension; knomial: a direct exchange with
