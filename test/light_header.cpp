@@ -11,23 +11,12 @@
 #include <span>
 #include <vector>
 
-namespace {
-// One rank on its own: nothing is ever sent.
-struct solo {
-  int rank() const { return 0; }
-  int size() const { return 1; }
-  template <class T>
-  void send(int, int, std::span<const T>) {}
-  template <class T>
-  void recv(int, int, std::span<T>) {}
-  template <class T, class U>
-  void sendrecv(int, std::span<T>, int, std::span<U>, int) {}
-};
-static_assert(topocoll::Transport<solo>);
-}  // namespace
+#include "support/silent_transport.hpp"
+
+static_assert(topocoll::Transport<tc_test::silent_transport>);
 
 int main() {
-  solo c;
+  tc_test::silent_transport c;  // one rank on its own
   std::vector<int> in{1, 2, 3}, out(3);
   topocoll::all_reduce<topocoll::Hypercube<>>(c, in, out, std::plus<>{});
   topocoll::scan<topocoll::Ring>(c, in, out, std::plus<>{});

@@ -8,6 +8,8 @@
 
 #include <topocoll/topocoll.hpp>
 
+#include "support/silent_transport.hpp"
+
 using namespace topocoll;
 
 BOOST_AUTO_TEST_CASE(mesh_sides_are_balanced_like_mpi_dims_create) {
@@ -75,23 +77,9 @@ BOOST_AUTO_TEST_CASE(relabelling_puts_any_root_at_virtual_zero) {
   BOOST_TEST(Hypercube<3>::to_virtual(l, 5, 3) == (5 ^ 3));  // the seeds' XOR mapping
 }
 
-namespace {
-// Rank 2 of 6, for a collective that must reject its topology before it sends.
-struct rank_2_of_6 {
-  int rank() const { return 2; }
-  int size() const { return 6; }
-  template <class T>
-  void send(int, int, std::span<const T>) {}
-  template <class T>
-  void recv(int, int, std::span<T>) {}
-  template <class T, class U>
-  void sendrecv(int, std::span<T>, int, std::span<U>, int) {}
-};
-}  // namespace
-
 BOOST_AUTO_TEST_CASE(a_topology_that_cannot_hold_p_names_the_rule) {
   try {
-    rank_2_of_6 c;
+    tc_test::silent_transport c{2, 6};  // must reject before it sends
     std::vector<int> buf(1);
     broadcast<Hypercube<3>>(c, buf, 0);
     BOOST_FAIL("no exception");
