@@ -22,36 +22,26 @@
 // topology: binomial unless Topo is Tree<K>).
 
 #include <cstddef>
-#include <span>
-
-#include "../core/concepts.hpp"
-#include "../core/elementwise.hpp"
-#include "../core/flat_string.hpp"
-#include "../core/options.hpp"
-#include "../core/tags.hpp"
 #include "../kernels/all_to_all_broadcast.hpp"
 #include "../kernels/strings.hpp"
-#include "../topology/topology.hpp"
 #include "arguments.hpp"
 
 namespace topocoll {
 
-template <Topology Topo, Transport C, InputBuffer In, OutputBuffer Out>
-requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>>
+template <Topology Topo, Transport C, class In, class Out>
+requires BufferPair<In, Out>
 void all_gather(C& c, In&& input, Out&& output, const options& opt = {}) {
-  using T = buffer_value_t<Out>;
   namespace kernel = detail::all_to_all_broadcast;
-  const auto [in, out] = detail::in_out_of(input, output);
-  const auto call = detail::open_call<Topo>("all_gather", c);
+  const auto [call, in, out] = detail::open_call<Topo>("all_gather", c, input, output);
   const std::size_t m = in.size(), mine = static_cast<std::size_t>(call.rank()) * m;
   call.size("out (p * in.size())", out.size(), static_cast<std::size_t>(call.p()) * m);
   call.algorithm(opt.algo, {algorithm::tree});
-  call.in_place(in, detail::cspan(out), mine);
+  call.in_place(in, out, mine);
   if (m == 0) return;
   detail::copy_to(in, out.subspan(mine, m));
   if (call.p() == 1) return;
   const layout l = Topo::shape(call.p());
-  if constexpr (detail::is_flat_string_v<T>)
+  if constexpr (detail::is_flat_string_v<buffer_value_t<Out>>)
     detail::strings::all_gather<Topo>(c, l, in, out, opt.algo, detail::tag::all_gather);
   else
     kernel::all_gather<Topo>(c, l, out, kernel::equal_blocks{m}, opt.algo, detail::tag::all_gather);

@@ -26,37 +26,27 @@
 // and unfolds at the end. Every algorithm keeps rank order, so each is
 // available for non-commutative operators too.
 
-#include <span>
-
-#include "../core/concepts.hpp"
-#include "../core/elementwise.hpp"
-#include "../core/options.hpp"
 #include "../kernels/all_reduce.hpp"
-#include "../topology/topology.hpp"
 #include "arguments.hpp"
 
 namespace topocoll {
 
-template <Topology Topo, Transport C, InputBuffer In, OutputBuffer Out, class Op>
-requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>> &&
-    ReductionOp<Op, buffer_value_t<Out>>
+template <Topology Topo, Transport C, class In, class Out, class Op>
+requires ReductionBuffers<In, Out, Op>
 void all_reduce(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
-  using T = buffer_value_t<Out>;
   namespace kernel = detail::all_to_all_broadcast;
-  const auto [in, out] = detail::in_out_of(input, output);
-  const auto call = detail::open_call<Topo>("all_reduce", c);
+  const auto [call, in, out] = detail::open_call<Topo>("all_reduce", c, input, output);
   call.size("out (in.size())", out.size(), in.size());
   call.algorithm(opt.algo, {algorithm::recursive_doubling, algorithm::reduce_scatter_all_gather,
                             algorithm::reduce_broadcast, algorithm::tree});
-  call.in_place(in, detail::cspan(out), 0);
+  call.in_place(in, out, 0);
   const layout l = Topo::shape(call.p());
   if (kernel::tree_only<Topo>(l) && (opt.algo == algorithm::recursive_doubling ||
                                      opt.algo == algorithm::reduce_scatter_all_gather))
     call.reject("algorithm::", to_string(opt.algo), " on ", Topo::name(),
                 " needs p to be a power of K (complete digit groups), got p = ", call.p(),
                 " (use algorithm::automatic, algorithm::tree or algorithm::reduce_broadcast)");
-  if (in.empty()) return;
-  if (call.p() == 1) return detail::copy_to(in, out);
+  if (call.nothing_to_do(in, out)) return;
   kernel::all_reduce<Topo>(c, l, in, out, op, opt);
 }
 

@@ -22,36 +22,25 @@
 // See doc/all_to_all.md.
 
 #include <cstddef>
-#include <span>
-#include <string_view>
-#include <type_traits>
-
-#include "../core/concepts.hpp"
-#include "../core/errors.hpp"
-#include "../core/options.hpp"
-#include "../core/tags.hpp"
 #include "../kernels/personalized.hpp"
-#include "../topology/topology.hpp"
 #include "arguments.hpp"
 
 namespace topocoll {
 
-template <Topology Topo, Transport C, InputBuffer In, OutputBuffer Out>
-requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>>
+template <Topology Topo, Transport C, class In, class Out>
+requires BufferPair<In, Out>
 void all_to_all(C& c, In&& input, Out&& output, const options& opt = {}) {
-  using T = buffer_value_t<Out>;
-  static_assert(detail::block_element<T>,
+  static_assert(detail::block_element<buffer_value_t<Out>>,
                 "all_to_all keeps scratch blocks of the element type: it must be default "
                 "constructible and copy assignable");
-  const auto [in, out] = detail::in_out_of(input, output);
-  const auto call = detail::open_call<Topo>("all_to_all", c);
+  const auto [call, in, out] = detail::open_call<Topo>("all_to_all", c, input, output);
   const auto P = static_cast<std::size_t>(call.p());
   if (in.size() % P != 0)
     call.reject("in holds ", in.size(), " elements, not a multiple of p = ", P,
                 " (p blocks of m elements)");
   call.size("out (in.size())", out.size(), in.size());
   call.algorithm(opt.algo, {algorithm::store_and_forward, algorithm::pairwise});
-  call.in_place(in, detail::cspan(out), 0);
+  call.in_place(in, out, 0);
   detail::personalized::all_to_all<Topo>(c, Topo::shape(call.p()), in, out, opt,
                                          detail::tag::all_to_all);
 }

@@ -41,11 +41,7 @@
 #include <span>
 #include <type_traits>
 
-#include "../core/concepts.hpp"
-#include "../core/errors.hpp"
-#include "../core/options.hpp"
 #include "../kernels/personalized_v.hpp"
-#include "../topology/topology.hpp"
 #include "arguments.hpp"
 
 namespace topocoll {
@@ -120,17 +116,16 @@ void all_to_all_v(C& c, In&& input, SendCounts&& send_counts_in, Out&& output,
   static_assert(detail::block_element<T>,
                 "all_to_all_v keeps scratch blocks of the element type: it must be default "
                 "constructible and copy assignable");
-  const auto [in, out] = detail::in_out_of(input, output);
+  const auto [call, in, out] = detail::open_call<Topo>("all_to_all_v", c, input, output);
   const std::span<const std::size_t> send_counts = detail::in_span(send_counts_in);
   const std::span<const std::size_t> recv_counts = detail::in_span(recv_counts_in);
-  const auto call = detail::open_call<Topo>("all_to_all_v", c);
   detail::check_v_args(call, in, send_counts, opt.algo);
   call.size("recv_counts (one per rank)", recv_counts.size(), static_cast<std::size_t>(call.p()));
   const std::size_t rtotal =
       std::accumulate(recv_counts.begin(), recv_counts.end(), std::size_t{0});
   if (rtotal != out.size())
     call.reject("out holds ", out.size(), " elements, but recv_counts add up to ", rtotal);
-  call.in_place(in, detail::cspan(out), 0);
+  call.in_place(in, out, 0);
   if (call.p() == 1 && send_counts[0] != recv_counts[0])
     throw message_error(detail::concat("topocoll::all_to_all_v on rank 0 of 1: sends ",
                                        send_counts[0],

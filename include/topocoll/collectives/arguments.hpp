@@ -3,10 +3,11 @@
 // rejection has the same shape:
 //   "topocoll::reduce on rank 3 of 8: root 9 is outside [0, 8)"
 //
-//   const auto call = detail::open_call<Topo>("scan", c);   // the topology holds p
+//   const auto [call, in, out] = detail::open_call<Topo>("scan", c, input, output);
 //   call.size("out (in.size())", out.size(), in.size());
 //   call.algorithm(opt.algo, {algorithm::recursive_doubling});
-//   const bool in_place = call.in_place(in, out, 0);
+//   call.in_place(in, out, 0);
+//   if (call.nothing_to_do(in, out)) return;
 //
 // The aliasing rule is the same for every collective: `in` and `out` are
 // either disjoint, or arranged exactly as MPI_IN_PLACE would have them (the
@@ -22,8 +23,10 @@
 #include <type_traits>
 
 #include "../core/concepts.hpp"
+#include "../core/elementwise.hpp"
 #include "../core/errors.hpp"
 #include "../core/options.hpp"
+#include "../core/tags.hpp"
 #include "../kernels/pipeline.hpp"
 #include "../topology/topology.hpp"
 
@@ -53,11 +56,13 @@ class call_args {
     if (got != want) reject(what, " holds ", got, " elements, expected ", want);
   }
 
-  // A buffer only the root uses (in of scatter, out of gather and reduce):
-  // exactly `want` elements at the root; empty (untouched) or `want`
-  // elsewhere. `want_is` says what `want` is, e.g. "p * in.size()".
+  // A root in [0, p), and a buffer only the root uses (in of scatter, out of
+  // gather and reduce): exactly `want` elements at the root; empty
+  // (untouched) or `want` elsewhere. `want_is` says what `want` is, e.g.
+  // "p * in.size()".
   void root_buffer(int root, std::string_view what, std::string_view want_is, std::size_t got,
                    std::size_t want) const {
+    this->root(root);
     if (rank_ == root && got != want)
       reject(what, " (at the root: ", want_is, ") holds ", got, " elements, expected ", want);
     if (rank_ != root && got != 0 && got != want)
@@ -80,7 +85,8 @@ class call_args {
   // `at` elements into the longer (both the same length: at == 0). false when
   // they are disjoint; std::invalid_argument for any other overlap.
   template <class T>
-  bool in_place(std::span<const T> in, std::span<const T> out, std::size_t at) const {
+  bool in_place(std::span<const T> in, std::span<T> writable_out, std::size_t at) const {
+    const std::span<const T> out = writable_out;
     if (in.empty() || out.empty()) return false;
     const std::less<const T*> lt;
     if (!lt(in.data(), out.data() + out.size()) || !lt(out.data(), in.data() + in.size()))
@@ -92,6 +98,15 @@ class call_args {
     reject("in and out overlap without being the same elements (in-place use wants ",
            in_shorter ? "in" : "out", " at element ", at, " of ", in_shorter ? "out" : "in",
            "); pass disjoint buffers, or the in-place arrangement");
+  }
+
+  // The cases every collective settles without a message: no elements
+  // (nothing happens), and one rank (out is in, copied unless in place).
+  template <class T>
+  bool nothing_to_do(std::span<const T> in, std::span<T> out) const {
+    if (in.empty()) return true;
+    if (p_ == 1) copy_to(in, out);
+    return p_ == 1;
   }
 
  private:
@@ -123,6 +138,19 @@ call_args open_call(std::string_view name, const C& c) {
   const call_args call(name, &Topo::name, c.rank(), c.size());
   if (!Topo::holds(call.p())) call.reject(Topo::why_not(call.p()));
   return call;
+}
+
+// ... and its buffers, as spans.
+template <class T>
+struct opened_call {
+  call_args call;
+  std::span<const T> in;
+  std::span<T> out;
+};
+template <Topology Topo, Transport C, InputBuffer In, OutputBuffer Out>
+opened_call<buffer_value_t<Out>> open_call(std::string_view name, const C& c, In&& input,
+                                           Out&& output) {
+  return {open_call<Topo>(name, c), in_span(input), out_span(output)};
 }
 
 }  // namespace topocoll::detail

@@ -16,29 +16,22 @@
 // Strings (std::basic_string of a trivially copyable character) are encoded
 // once at the root and broadcast as bytes (kernels/strings.hpp).
 
-#include <span>
-
-#include "../core/concepts.hpp"
-#include "../core/flat_string.hpp"
-#include "../core/options.hpp"
 #include "../kernels/one_to_all.hpp"
 #include "../kernels/strings.hpp"
-#include "../topology/topology.hpp"
 #include "arguments.hpp"
 
 namespace topocoll {
 
 template <Topology Topo, Transport C, OutputBuffer Buf>
 void broadcast(C& c, Buf&& buffer, int root, const options& opt = {}) {
-  using T = buffer_value_t<Buf>;
-  const std::span<T> buf = detail::out_span(buffer);
+  const std::span<buffer_value_t<Buf>> buf = detail::out_span(buffer);
   const auto call = detail::open_call<Topo>("broadcast", c);
   call.root(root);
   detail::check_one_to_all_algorithm<Topo>(call, opt.algo);
   if (call.p() == 1 || buf.empty()) return;
   const layout l = Topo::shape(call.p());
   auto bcast = [&](auto s) { detail::one_to_all::broadcast<Topo>(c, l, s, root, opt); };
-  if constexpr (detail::is_flat_string_v<T>)
+  if constexpr (detail::is_flat_string_v<buffer_value_t<Buf>>)
     detail::strings::broadcast(call.rank(), call.p(), buf, root, bcast);
   else
     bcast(buf);

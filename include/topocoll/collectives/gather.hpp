@@ -17,36 +17,24 @@
 // Strings (std::basic_string of a trivially copyable character) travel the
 // tree encoded (kernels/strings.hpp).
 
-#include <span>
-
-#include "../core/concepts.hpp"
-#include "../core/elementwise.hpp"
-#include "../core/flat_string.hpp"
-#include "../core/options.hpp"
-#include "../core/tags.hpp"
 #include "../kernels/one_to_all.hpp"
 #include "../kernels/strings.hpp"
-#include "../topology/topology.hpp"
 #include "arguments.hpp"
 
 namespace topocoll {
 
-template <Topology Topo, Transport C, InputBuffer In, OutputBuffer Out>
-requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>>
+template <Topology Topo, Transport C, class In, class Out>
+requires BufferPair<In, Out>
 void gather(C& c, In&& input, Out&& output, int root, const options& opt = {}) {
-  using T = buffer_value_t<Out>;
-  const auto [in, out] = detail::in_out_of(input, output);
-  const auto call = detail::open_call<Topo>("gather", c);
-  call.root(root);
+  const auto [call, in, out] = detail::open_call<Topo>("gather", c, input, output);
   const std::size_t m = in.size();
   call.root_buffer(root, "out", "p * in.size()", out.size(),
                    static_cast<std::size_t>(call.p()) * m);
   detail::check_one_to_all_algorithm<Topo>(call, opt.algo);
-  call.in_place(in, detail::cspan(out), static_cast<std::size_t>(root) * m);
-  if (m == 0) return;
-  if (call.p() == 1) return detail::copy_to(in, out);
+  call.in_place(in, out, static_cast<std::size_t>(root) * m);
+  if (call.nothing_to_do(in, out)) return;
   const layout l = Topo::shape(call.p());
-  if constexpr (detail::is_flat_string_v<T>)
+  if constexpr (detail::is_flat_string_v<buffer_value_t<Out>>)
     if (opt.algo != algorithm::pipelined)
       return detail::strings::gather<Topo>(c, l, in, out, root, detail::tag::gather);
   detail::one_to_all::gather<Topo>(c, l, in, out, root, opt);

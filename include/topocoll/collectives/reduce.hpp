@@ -16,31 +16,20 @@
 // on a mesh along every row, then up the column. A non-commutative operator
 // runs towards rank 0, which forwards the result to another root.
 
-#include <span>
-
-#include "../core/concepts.hpp"
-#include "../core/elementwise.hpp"
-#include "../core/options.hpp"
 #include "../kernels/one_to_all.hpp"
-#include "../topology/topology.hpp"
 #include "arguments.hpp"
 
 namespace topocoll {
 
-template <Topology Topo, Transport C, InputBuffer In, OutputBuffer Out, class Op>
-requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>> &&
-    ReductionOp<Op, buffer_value_t<Out>>
+template <Topology Topo, Transport C, class In, class Out, class Op>
+requires ReductionBuffers<In, Out, Op>
 void reduce(C& c, In&& input, Out&& output, Op op, int root, const options& opt = {}) {
-  using T = buffer_value_t<Out>;
-  const auto [in, out] = detail::in_out_of(input, output);
-  const auto call = detail::open_call<Topo>("reduce", c);
-  call.root(root);
+  const auto [call, in, out] = detail::open_call<Topo>("reduce", c, input, output);
   call.root_buffer(root, "out", "in.size()", out.size(), in.size());
   detail::check_one_to_all_algorithm<Topo>(call, opt.algo);
-  call.in_place(in, detail::cspan(out), 0);
-  if (in.empty()) return;
-  if (call.p() == 1) return detail::copy_to(in, out);
-  detail::one_to_all::reduce<Topo>(c, Topo::shape(call.p()), detail::in_out<T>{in, out}, op, root,
+  call.in_place(in, out, 0);
+  if (call.nothing_to_do(in, out)) return;
+  detail::one_to_all::reduce<Topo>(c, Topo::shape(call.p()), detail::in_out{in, out}, op, root,
                                    opt);
 }
 

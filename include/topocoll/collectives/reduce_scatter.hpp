@@ -23,27 +23,18 @@
 // options::algo: automatic, or algorithm::tree (the k-nomial tree on any
 // topology).
 
-#include <span>
-
-#include "../core/concepts.hpp"
-#include "../core/elementwise.hpp"
-#include "../core/options.hpp"
 #include "../kernels/all_to_all_broadcast.hpp"
-#include "../topology/topology.hpp"
 #include "arguments.hpp"
 
 namespace topocoll {
 
-template <Topology Topo, Transport C, InputBuffer In, OutputBuffer Out, class Op>
-requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>> &&
-    ReductionOp<Op, buffer_value_t<Out>>
+template <Topology Topo, Transport C, class In, class Out, class Op>
+requires ReductionBuffers<In, Out, Op>
 void reduce_scatter(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
-  using T = buffer_value_t<Out>;
-  const auto [in, out] = detail::in_out_of(input, output);
-  const auto call = detail::open_call<Topo>("reduce_scatter", c);
+  const auto [call, in, out] = detail::open_call<Topo>("reduce_scatter", c, input, output);
   call.size("in (p * out.size())", in.size(), static_cast<std::size_t>(call.p()) * out.size());
   call.algorithm(opt.algo, {algorithm::tree});
-  call.in_place(in, detail::cspan(out), 0);
+  call.in_place(in, out, 0);
   if (out.empty()) return;
   if (call.p() == 1) return detail::copy_to(in, out);
   detail::all_to_all_broadcast::reduce_scatter<Topo>(c, Topo::shape(call.p()), in, out, op,

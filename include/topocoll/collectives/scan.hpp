@@ -22,42 +22,34 @@
 
 #include <span>
 
-#include "../core/concepts.hpp"
-#include "../core/elementwise.hpp"
-#include "../core/options.hpp"
 #include "../kernels/prefix.hpp"
-#include "../topology/topology.hpp"
 #include "arguments.hpp"
 
 namespace topocoll {
 
 namespace detail {
-template <Topology Topo, Transport C, class T, class Op>
-void checked_scan(C& c, in_out<T> io, const Op& op, const options& opt, prefix::scan_kind kind) {
-  const auto call =
-      open_call<Topo>(kind == prefix::scan_kind::inclusive ? "scan" : "exclusive_scan", c);
-  call.size("out (in.size())", io.out.size(), io.in.size());
+template <Topology Topo, prefix::scan_kind Kind, Transport C, class In, class Out, class Op>
+void checked_scan(C& c, In&& input, Out&& output, const Op& op, const options& opt) {
+  const auto [call, in, out] = open_call<Topo>(
+      Kind == prefix::scan_kind::inclusive ? "scan" : "exclusive_scan", c, input, output);
+  call.size("out (in.size())", out.size(), in.size());
   call.algorithm(opt.algo, {algorithm::recursive_doubling});
-  call.in_place(io.in, cspan(io.out), 0);
-  if (io.in.empty()) return;
-  prefix::scan<Topo>(c, Topo::shape(call.p()), io, op, kind, opt.cost);
+  call.in_place(in, out, 0);
+  if (in.empty()) return;
+  prefix::scan<Topo>(c, Topo::shape(call.p()), in_out{in, out}, op, Kind, opt.cost);
 }
 }  // namespace detail
 
-template <Topology Topo, Transport C, InputBuffer In, OutputBuffer Out, class Op>
-requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>> &&
-    ReductionOp<Op, buffer_value_t<Out>>
+template <Topology Topo, Transport C, class In, class Out, class Op>
+requires ReductionBuffers<In, Out, Op>
 void scan(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
-  detail::checked_scan<Topo>(c, detail::in_out_of(input, output), op, opt,
-                             detail::prefix::scan_kind::inclusive);
+  detail::checked_scan<Topo, detail::prefix::scan_kind::inclusive>(c, input, output, op, opt);
 }
 
-template <Topology Topo, Transport C, InputBuffer In, OutputBuffer Out, class Op>
-requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>> &&
-    ReductionOp<Op, buffer_value_t<Out>>
+template <Topology Topo, Transport C, class In, class Out, class Op>
+requires ReductionBuffers<In, Out, Op>
 void exclusive_scan(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
-  detail::checked_scan<Topo>(c, detail::in_out_of(input, output), op, opt,
-                             detail::prefix::scan_kind::exclusive);
+  detail::checked_scan<Topo, detail::prefix::scan_kind::exclusive>(c, input, output, op, opt);
 }
 
 }  // namespace topocoll

@@ -15,28 +15,19 @@
 //     root's column, each message the blocks of a whole row, then along every
 //     row: sum_j (s_j - 1)(t_s + t_w m stride_j).
 
-#include <span>
-
-#include "../core/concepts.hpp"
-#include "../core/elementwise.hpp"
-#include "../core/options.hpp"
 #include "../kernels/one_to_all.hpp"
-#include "../topology/topology.hpp"
 #include "arguments.hpp"
 
 namespace topocoll {
 
-template <Topology Topo, Transport C, InputBuffer In, OutputBuffer Out>
-requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>>
+template <Topology Topo, Transport C, class In, class Out>
+requires BufferPair<In, Out>
 void scatter(C& c, In&& input, Out&& output, int root, const options& opt = {}) {
-  using T = buffer_value_t<Out>;
-  const auto [in, out] = detail::in_out_of(input, output);
-  const auto call = detail::open_call<Topo>("scatter", c);
-  call.root(root);
+  const auto [call, in, out] = detail::open_call<Topo>("scatter", c, input, output);
   const std::size_t m = out.size();
   call.root_buffer(root, "in", "p * out.size()", in.size(), static_cast<std::size_t>(call.p()) * m);
   detail::check_one_to_all_algorithm<Topo>(call, opt.algo);
-  call.in_place(in, detail::cspan(out), static_cast<std::size_t>(root) * m);
+  call.in_place(in, out, static_cast<std::size_t>(root) * m);
   if (m == 0) return;
   if (call.p() == 1) return detail::copy_to(in, out);
   detail::one_to_all::scatter<Topo>(c, Topo::shape(call.p()), in, out, root, opt);

@@ -53,6 +53,15 @@ concept OutputBuffer = InputBuffer<R> && std::ranges::borrowed_range<R> &&
 template <class R>
 using buffer_value_t = std::remove_cv_t<std::ranges::range_value_t<R>>;
 
+// A collective's input and output buffers, of one element type.
+template <class In, class Out>
+concept BufferPair =
+    InputBuffer<In> && OutputBuffer<Out> && std::same_as<buffer_value_t<In>, buffer_value_t<Out>>;
+
+// ... and an operator that reduces that element type.
+template <class In, class Out, class Op>
+concept ReductionBuffers = BufferPair<In, Out> && ReductionOp<Op, buffer_value_t<Out>>;
+
 namespace detail {
 template <InputBuffer R>
 std::span<const buffer_value_t<R>> in_span(R&& r) {
@@ -70,10 +79,6 @@ struct in_out {
   std::span<const T> in;
   std::span<T> out;
 };
-template <InputBuffer In, OutputBuffer Out>
-in_out<buffer_value_t<Out>> in_out_of(In&& input, Out&& output) {
-  return {in_span(input), out_span(output)};
-}
 }  // namespace detail
 
 }  // namespace topocoll

@@ -195,12 +195,8 @@ class Comm {
   template <class T>
   void send(int dest, int tag, std::span<const T> data) {
     check_peer("send", "destination", dest);
-    if constexpr (std::is_trivially_copyable_v<T>) {
-      send_bytes(dest, tag, data.data(), data.size_bytes());
-    } else {
-      const std::size_t n = pack(data, sbuf_);
-      send_bytes(dest, tag, sbuf_.data(), n);
-    }
+    const bytes b = wire(data, sbuf_);
+    send_bytes(dest, tag, b.data, b.size);
   }
   template <class T>
   void send(int dest, int tag, std::span<T> data) {
@@ -262,23 +258,18 @@ class Comm {
   request isend(int dest, int tag, std::span<const T> data) {
     check_peer("isend", "destination", dest);
     request r;
-    const void* p;
-    std::size_t n;
-    if constexpr (std::is_trivially_copyable_v<T>) {
-      p = data.data();
-      n = data.size_bytes();
-    } else {
+    if constexpr (!std::is_trivially_copyable_v<T>) {
       if (!spare_.empty()) {  // a buffer a completed isend gave back: no allocation
         r.buf_ = std::move(spare_.back());
         spare_.pop_back();
         spare_bytes_ -= r.buf_.capacity();
       }
-      n = pack(data, r.buf_);
-      p = r.buf_.data();
       r.orphans_ = orphans_;
     }
-    detail::byte_type bt(n, opt_.max_int_bytes);  // MPI keeps the type alive while in use
-    check(MPI_Isend(p, bt.count(), bt.type(), dest, tag, lib_, &r.req_), "MPI_Isend", dest, tag);
+    const bytes b = wire(data, r.buf_);
+    detail::byte_type bt(b.size, opt_.max_int_bytes);  // MPI keeps the type alive while in use
+    check(MPI_Isend(b.data, bt.count(), bt.type(), dest, tag, lib_, &r.req_), "MPI_Isend", dest,
+          tag);
     return r;
   }
   template <class T>
@@ -318,19 +309,12 @@ class Comm {
                   "topocoll::mpi::Comm::sendrecv: send and receive element types differ");
     check_peer("sendrecv", "destination", dest);
     check_peer("sendrecv", "source", source);
-    const void* sp;
-    std::size_t sn;
-    if constexpr (std::is_trivially_copyable_v<V>) {
-      sp = out.data();
-      sn = out.size_bytes();
-    } else {
-      sn = pack(std::span<const V>(out), sbuf_);
-      sp = sbuf_.data();
-    }
+    const bytes b = wire(std::span<const V>(out), sbuf_);
     MPI_Request req;
     {
-      detail::byte_type bt(sn, opt_.max_int_bytes);
-      check(MPI_Isend(sp, bt.count(), bt.type(), dest, tag, lib_, &req), "MPI_Isend", dest, tag);
+      detail::byte_type bt(b.size, opt_.max_int_bytes);
+      check(MPI_Isend(b.data, bt.count(), bt.type(), dest, tag, lib_, &req), "MPI_Isend", dest,
+            tag);
     }
     try {
       receive(source, tag, in);
@@ -418,6 +402,22 @@ class Comm {
       rbuf_.resize(n);
       mrecv(msg, rbuf_.data(), n, source, tag);
       unpack(data, source, tag);
+    }
+  }
+
+  // What a message of `data` puts on the wire: data's own bytes when T is
+  // trivially copyable (no copy), otherwise data serialized into buf.
+  struct bytes {
+    const void* data;
+    std::size_t size;
+  };
+  template <class T>
+  bytes wire(std::span<const T> data, detail::packed_buffer& buf) {
+    if constexpr (std::is_trivially_copyable_v<T>) {
+      return {data.data(), data.size_bytes()};
+    } else {
+      const std::size_t n = pack(data, buf);  // may reallocate: take buf.data() after
+      return {buf.data(), n};
     }
   }
 
