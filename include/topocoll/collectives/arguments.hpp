@@ -70,15 +70,10 @@ class call_args {
              ") or 0 on a rank other than the root");
   }
 
-  // `a` is automatic or one of `ok`.
+  // `a` is automatic (tested inline: the common case costs one comparison)
+  // or one of `ok`.
   void algorithm(topocoll::algorithm a, std::initializer_list<topocoll::algorithm> ok) const {
-    if (a == topocoll::algorithm::automatic) return;
-    for (topocoll::algorithm x : ok)
-      if (x == a) return;
-    std::string list;
-    for (topocoll::algorithm x : ok) list += concat(", algorithm::", to_string(x));
-    reject("algorithm::", to_string(a), " does not apply to ", name_, " on ", topology_(),
-           " (use algorithm::automatic", list, ")");
+    if (a != topocoll::algorithm::automatic) forced_algorithm(a, ok);
   }
 
   // Whether in and out are MPI_IN_PLACE's arrangement: the shorter one starts
@@ -110,6 +105,16 @@ class call_args {
   }
 
  private:
+  void forced_algorithm(topocoll::algorithm a,
+                        std::initializer_list<topocoll::algorithm> ok) const {
+    for (topocoll::algorithm x : ok)
+      if (x == a) return;
+    std::string list;
+    for (topocoll::algorithm x : ok) list += concat(", algorithm::", to_string(x));
+    reject("algorithm::", to_string(a), " does not apply to ", name_, " on ", topology_(),
+           " (use algorithm::automatic", list, ")");
+  }
+
   std::string_view name_;
   std::string (*topology_)();
   int rank_, p_;
