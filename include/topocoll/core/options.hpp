@@ -26,6 +26,7 @@ enum class algorithm {
   store_and_forward,  // log p (or per-dimension) steps with local rearrangement
   pairwise,           // p - 1 direct exchanges, partner = rank XOR j or (rank + j) mod p
   two_stage,          // many-to-many with bounded traffic (all_to_all_v)
+  bidirectional,      // store-and-forward round each ring both ways (linear dimensions)
 };
 
 constexpr std::string_view to_string(algorithm a) {
@@ -39,7 +40,8 @@ constexpr std::string_view to_string(algorithm a) {
                                         "reduce_broadcast",
                                         "store_and_forward",
                                         "pairwise",
-                                        "two_stage"};
+                                        "two_stage",
+                                        "bidirectional"};
   const auto i = static_cast<std::size_t>(a);
   return i < std::size(names) ? names[i] : "?";
 }
