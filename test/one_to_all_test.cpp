@@ -414,8 +414,10 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(hypercube_follows_the_mask_loop, Cfg, tc_test::Con
 // 2 (t_s log p + t_w m (p - 1) / p): the root sends log p messages of
 // shrinking size (m/2, m/4, m/8), then log p of growing size (m/8, m/4,
 // m/2); reduce-scatter + gather is its mirror image at the root. And
-// automatic takes the pieces exactly where that cost is below the tree's
-// (t_s + t_w m) log p: above 12 000 bytes under the default model.
+// automatic takes the pieces where that cost is below the tree's
+// (t_s + t_w m) log p (above 12 000 bytes under the default model) and every
+// piece carries at least a pipeline segment's minimum, 50 t_s / t_w bytes
+// (250 KB): from 2 MB on 8 ranks.
 BOOST_AUTO_TEST_CASE_TEMPLATE(pieces_on_a_3_cube_follow_the_seeds_cost, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
   if constexpr (std::is_same_v<Topo, Hypercube<3>>) {
@@ -456,18 +458,21 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(pieces_on_a_3_cube_follow_the_seeds_cost, Cfg, tc_
             want.insert(want.end(), up.begin(), up.end());
             check.equal(recv_counts(cc), want, "reduce_scatter_gather root's receives, ", ctx);
           }
-          // automatic: tree at 8 KiB (3 sends from the root), pieces at 16 KiB (6)
-          for (std::size_t n : {std::size_t{1024}, std::size_t{2048}}) {
+          // automatic: 3 sends from the root (tree) just below pieces of
+          // min_segment_bytes, 6 (pieces) from there on: n doubles in 8 pieces
+          // of n bytes
+          const std::size_t edge = detail::one_to_all::min_segment_bytes(cm);
+          for (std::size_t n : {edge - 1, edge}) {
             std::vector<double> x(n, 2.0), y(n);
             cc.clear();
             broadcast<Topo>(cc, std::span<double>(x), root);
             if (r == root)
-              check.expect(cc.sends() == (n == 1024 ? 3u : 6u), "automatic broadcast of ", n,
+              check.expect(cc.sends() == (n < edge ? 3u : 6u), "automatic broadcast of ", n,
                            " doubles sent ", cc.sends(), " messages, ", ctx);
             cc.clear();
             reduce<Topo>(cc, std::span<const double>(x), std::span<double>(y), std::plus<>{}, root);
             if (r == root)
-              check.expect(cc.recvs() == (n == 1024 ? 3u : 6u), "automatic reduce of ", n,
+              check.expect(cc.recvs() == (n < edge ? 3u : 6u), "automatic reduce of ", n,
                            " doubles received ", cc.recvs(), " messages, ", ctx);
           }
         }

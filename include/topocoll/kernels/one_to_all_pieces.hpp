@@ -79,7 +79,9 @@ double tree_time(const layout& l, std::size_t bytes, const cost_model& cm) {
 
 // automatic: the pieces when the model prices them below the tree and, on a
 // topology of linear dimensions, below the pipeline; only for a trivially
-// copyable T (a known byte size) with a piece for every active rank.
+// copyable T (a known byte size), and pieces of at least the pipeline's
+// shortest segment (min_segment_bytes, 50 t_s / t_w: the extra start-ups cost
+// far more than t_s on a busy node; benchmark/README.md).
 template <Topology Topo, class T>
 bool pieces_win(const layout& l, std::size_t m, int root, rs_messages rs, const cost_model& cm) {
   if (!std::is_trivially_copyable_v<T> || l.p < 2) return false;
@@ -91,7 +93,8 @@ bool pieces_win(const layout& l, std::size_t m, int root, rs_messages rs, const 
     best = std::min(best, pipe);
   }
   return on_piece_topology<Topo>(l, [&]<class S>(std::type_identity<S>, const layout& sl) {
-    return m >= static_cast<std::size_t>(S::folding(sl).active()) &&
+    const auto pieces = static_cast<std::size_t>(S::folding(sl).active());
+    return bytes / pieces >= min_segment_bytes(cm) &&
            pieces_time<S>(sl, bytes, root, rs, cm) < best;
   });
 }
