@@ -407,8 +407,8 @@ void run_double(bench& B, std::size_t bytes) {
                   [&] { MPI_Bcast(buf.data(), M, MPI_DOUBLE, 0, w); }, reset_verify});
     cs.push_back({kind::boost, "Boost.MPI", "", "broadcast(vector)",
                   [&] { bmpi::broadcast(B.world, bv, 0); }, [&] { return same(bv, want); }});
-    add_topocoll(cs, {algorithm::tree, algorithm::pipelined}, {}, reset_verify,
-                 [&]<class Topo>(topocoll::options o) -> std::function<void()> {
+    add_topocoll(cs, {algorithm::pipelined}, {algorithm::tree, algorithm::scatter_all_gather},
+                 reset_verify, [&]<class Topo>(topocoll::options o) -> std::function<void()> {
                    return [&, o] { topocoll::broadcast<Topo>(B.comm, sp(buf), 0, o); };
                  });
     B.measure("broadcast", "double", bytes, cs);
@@ -423,8 +423,8 @@ void run_double(bench& B, std::size_t bytes) {
     cs.push_back({kind::boost, "Boost.MPI", "", "reduce(vector)",
                   [&] { bmpi::reduce(B.world, in, bv, std::plus<double>(), 0); },
                   [&] { return rank != 0 || same(bv, want); }});
-    add_topocoll(cs, {algorithm::tree, algorithm::pipelined}, {}, verify_out_root,
-                 [&]<class Topo>(topocoll::options o) -> std::function<void()> {
+    add_topocoll(cs, {algorithm::pipelined}, {algorithm::tree, algorithm::reduce_scatter_gather},
+                 verify_out_root, [&]<class Topo>(topocoll::options o) -> std::function<void()> {
                    return [&, o] {
                      topocoll::reduce<Topo>(B.comm, csp(in), sp(out), std::plus<>{}, 0, o);
                    };
@@ -593,7 +593,8 @@ void run_double(bench& B, std::size_t bytes) {
                     for (auto& v : bvv) flat.insert(flat.end(), v.begin(), v.end());
                     return same(flat, want_pm);
                   }});
-    add_topocoll(cs, {}, {algorithm::store_and_forward, algorithm::pairwise}, verify_pm,
+    add_topocoll(cs, {algorithm::bidirectional},
+                 {algorithm::store_and_forward, algorithm::pairwise}, verify_pm,
                  [&]<class Topo>(topocoll::options o) -> std::function<void()> {
                    return [&, o] { topocoll::all_to_all<Topo>(B.comm, csp(in_pm), sp(out_pm), o); };
                  });

@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE model
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <span>
@@ -166,4 +167,49 @@ BOOST_AUTO_TEST_CASE(hypercube_broadcast_sends_m_and_scatter_halves) {
   BOOST_TEST(sent_by(sc, 0) == (std::vector<std::size_t>{16, 8, 4}),
              boost::test_tools::per_element());
   BOOST_TEST(sizes_follow(sc, [](int k) { return m * (8u >> k); }));
+}
+
+// "Improving the Speed of Some Communication Operations": broadcast as scatter
+// + all-gather on a 3-cube is 2 log p rounds, the scatter's of shrinking size
+// (1, 2, 4 messages of m/2, m/4, m/8), the all-gather's of growing size (8
+// messages each of m/8, m/4, m/2); its cost by rounds is the seed's
+// 2 (t_s log p + t_w m (p - 1) / p). reduce as reduce-scatter + gather is the
+// same rounds backwards.
+BOOST_AUTO_TEST_CASE(hypercube_broadcast_and_reduce_in_pieces_take_2_log_p_rounds) {
+  const std::size_t n = 8 * m;  // 32 elements, pieces of 4
+  const std::vector<std::size_t> sizes{16, 8, 4, 4, 8, 16};
+  auto bc = drawn(8, [&](auto& c) {
+    std::vector<int> v(n, c.rank() == 0 ? 7 : 0);
+    tc::broadcast<tc::Hypercube<3>>(c, std::span<int>(v), 0, {tc::algorithm::scatter_all_gather});
+  });
+  BOOST_TEST(bc.rounds == 6);
+  BOOST_TEST(bc.messages.size() == 7u + 24u);
+  BOOST_TEST(sent_by(bc, 0) == sizes, boost::test_tools::per_element());
+  BOOST_TEST(sizes_follow(bc, [&](int k) { return sizes[static_cast<std::size_t>(k - 1)]; }));
+  BOOST_TEST(bc.cost(10.0, 1.0) == 2 * (3 * 10.0 + n * 7.0 / 8));
+  auto rd = drawn(8, [&](auto& c) {
+    std::vector<int> in(n, 1), out(c.rank() == 0 ? n : 0);
+    tc::reduce<tc::Hypercube<3>>(c, std::span<const int>(in), std::span<int>(out), std::plus<>{}, 0,
+                                 {tc::algorithm::reduce_scatter_gather});
+  });
+  BOOST_TEST(rd.rounds == 6);
+  BOOST_TEST(rd.messages.size() == 24u + 7u);
+  BOOST_TEST(sizes_follow(rd, [&](int k) { return sizes[static_cast<std::size_t>(6 - k)]; }));
+}
+
+// Section 4.5.1: both ways round the ring, p = 8: m(4 + 3 + 2 + 1) forward
+// and m(3 + 2 + 1) backward, alternating, where Figure 4.18 sends m(7 + ... + 1)
+// one way: each direction carries less than half of it.
+BOOST_AUTO_TEST_CASE(the_ring_both_ways_sends_half_the_words_each_way) {
+  const int p = 8;
+  auto s = drawn(p, all_to_all_with<tc::Ring>(tc::algorithm::bidirectional));
+  BOOST_TEST(s.rounds == p - 1);
+  BOOST_TEST(sent_by(s, 0) == (std::vector<std::size_t>{16, 12, 12, 8, 8, 4, 4}),
+             boost::test_tools::per_element());
+  std::size_t forward = 0, backward = 0;
+  for (const tc::model::message& msg : s.messages)
+    if (msg.src == 0) (msg.dest == 1 ? forward : backward) += msg.count;
+  BOOST_TEST(forward == 10 * m);
+  BOOST_TEST(backward == 6 * m);
+  BOOST_TEST(2 * std::max(forward, backward) <= 28 * m);
 }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -79,6 +80,16 @@ std::vector<options> one_to_all_options() {
     return {options{algorithm::automatic}};
 }
 
+// ... and for broadcast and reduce, in pieces (`pieces`: scatter_all_gather,
+// reduce_scatter_gather): with tc_test::sizes that is m = 0, m < p and m that
+// p does not divide, non-commutative operators on Mat2, Particle and string.
+template <class Topo>
+std::vector<options> with_pieces(algorithm pieces) {
+  std::vector<options> v = one_to_all_options<Topo>();
+  v.push_back(options{pieces});
+  return v;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(broadcast_gives_every_rank_the_roots_buffer, Cfg, tc_test::Configs) {
@@ -87,7 +98,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(broadcast_gives_every_rank_the_roots_buffer, Cfg, 
     const auto data = families(p);
     on_ranks([&](auto& comm, Check& check) {
       const int r = comm.rank();
-      for (const options& opt : one_to_all_options<Topo>())
+      for (const options& opt : with_pieces<Topo>(algorithm::scatter_all_gather))
         for (int root : tc_test::roots_for(p))
           for_each_family(data, [&](const auto& fam) {
             using T = typename std::remove_cvref_t<decltype(fam)>::type;
@@ -108,7 +119,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(reduce_keeps_rank_order_at_the_root, Cfg, tc_test:
     const auto data = families(p);
     on_ranks([&](auto& comm, Check& check) {
       const int r = comm.rank();
-      for (const options& ring_opt : one_to_all_options<Topo>())
+      for (const options& ring_opt : with_pieces<Topo>(algorithm::reduce_scatter_gather))
         for (int root : tc_test::roots_for(p))
           for_each_family(data, [&](const auto& fam) {
             using F = std::remove_cvref_t<decltype(fam)>;
@@ -130,6 +141,13 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(reduce_keeps_rank_order_at_the_root, Cfg, tc_test:
               else if (keep_out)
                 check.equal(out, ref.in[r], Topo::name(), " reduce<", fam.name,
                             "> touched out on rank ", r, ", root ", root, " m ", ref.m);
+              if (opt.algo != algorithm::reduce_scatter_gather) continue;
+              std::vector<T> same = in;  // in place at the root
+              reduce<Topo>(comm, std::span<const T>(same), std::span<T>(same),
+                           typename F::op_type{}, root, opt);
+              if (r == root)
+                check.equal(same, ref.total, Topo::name(), " reduce<", fam.name,
+                            "> in pieces, in place, root ", root, " m ", ref.m);
             }
           });
     });
@@ -392,6 +410,77 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(hypercube_follows_the_mask_loop, Cfg, tc_test::Con
   }
 }
 
+// Scatter + all-gather on a 3-cube is what the seed's cost says,
+// 2 (t_s log p + t_w m (p - 1) / p): the root sends log p messages of
+// shrinking size (m/2, m/4, m/8), then log p of growing size (m/8, m/4,
+// m/2); reduce-scatter + gather is its mirror image at the root. And
+// automatic takes the pieces where that cost is below the tree's
+// (t_s + t_w m) log p (above 12 000 bytes under the default model) and every
+// piece carries at least a pipeline segment's minimum, 50 t_s / t_w bytes
+// (250 KB): from 2 MB on 8 ranks.
+BOOST_AUTO_TEST_CASE_TEMPLATE(pieces_on_a_3_cube_follow_the_seeds_cost, Cfg, tc_test::Configs) {
+  using Topo = typename Cfg::topology;
+  if constexpr (std::is_same_v<Topo, Hypercube<3>>) {
+    Cfg::sweep([&](int p, auto on_ranks) {
+      on_ranks([&](auto& comm, Check& check) {
+        const int r = comm.rank();
+        model::Counting cc(comm);
+        const std::size_t m = 64;
+        const std::vector<std::size_t> down{32, 16, 8}, up{8, 16, 32};
+        const cost_model cm{};
+        for (int root = 0; root < p; ++root) {
+          const std::string ctx = "rank " + std::to_string(r) + " root " + std::to_string(root);
+          std::vector<double> buf(m, r == root ? 1.5 : 0.0), out(m);
+          cc.clear();
+          broadcast<Topo>(cc, std::span<double>(buf), root, {algorithm::scatter_all_gather});
+          check.equal(buf, std::vector<double>(m, 1.5), "scatter_all_gather result, ", ctx);
+          std::vector<std::size_t> sent = cc.send_counts(), got = recv_counts(cc);
+          if (r == root) {
+            std::vector<std::size_t> want = down;
+            want.insert(want.end(), up.begin(), up.end());
+            check.equal(sent, want, "scatter_all_gather root's sends, ", ctx);
+            double t = 0;
+            for (std::size_t n : sent) t += cm.message(n * sizeof(double));
+            const double seed =
+                2 * (3 * cm.ts_us + cm.tw_us_per_byte * double(m * sizeof(double)) * 7 / 8);
+            check.expect(std::abs(t - seed) < 1e-9, "root's sends cost ", t, ", the seed ", seed);
+          } else {  // one piece of the scatter, then the three all-gather steps
+            check.expect(got.size() == 4 && got[1] == 8 && got[2] == 16 && got[3] == 32,
+                         "scatter_all_gather receives, ", ctx);
+          }
+          cc.clear();
+          reduce<Topo>(cc, std::span<const double>(buf), std::span<double>(out), std::plus<>{},
+                       root, {algorithm::reduce_scatter_gather});
+          if (r == root) {
+            check.equal(out, std::vector<double>(m, 1.5 * p), "reduce_scatter_gather, ", ctx);
+            check.equal(cc.send_counts(), down, "reduce_scatter_gather root's sends, ", ctx);
+            std::vector<std::size_t> want = down;
+            want.insert(want.end(), up.begin(), up.end());
+            check.equal(recv_counts(cc), want, "reduce_scatter_gather root's receives, ", ctx);
+          }
+          // automatic: 3 sends from the root (tree) just below pieces of
+          // min_segment_bytes, 6 (pieces) from there on: n doubles in 8 pieces
+          // of n bytes
+          const std::size_t edge = detail::one_to_all::min_segment_bytes(cm);
+          for (std::size_t n : {edge - 1, edge}) {
+            std::vector<double> x(n, 2.0), y(n);
+            cc.clear();
+            broadcast<Topo>(cc, std::span<double>(x), root);
+            if (r == root)
+              check.expect(cc.sends() == (n < edge ? 3u : 6u), "automatic broadcast of ", n,
+                           " doubles sent ", cc.sends(), " messages, ", ctx);
+            cc.clear();
+            reduce<Topo>(cc, std::span<const double>(x), std::span<double>(y), std::plus<>{}, root);
+            if (r == root)
+              check.expect(cc.recvs() == (n < edge ? 3u : 6u), "automatic reduce of ", n,
+                           " doubles received ", cc.recvs(), " messages, ", ctx);
+          }
+        }
+      });
+    });
+  }
+}
+
 BOOST_AUTO_TEST_CASE_TEMPLATE(ring_is_recursive_halving_or_a_pipeline, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
   if constexpr (std::is_same_v<Topo, Ring>) {
@@ -491,10 +580,14 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(ring_is_recursive_halving_or_a_pipeline, Cfg, tc_t
             check.expect(pipe == (cost.ts_us < 1.0), "the model (t_s ", cost.ts_us,
                          ") should prefer the ", cost.ts_us < 1.0 ? "pipeline" : "tree", " at p ",
                          p);
+          // ... unless the pieces are cheaper still: p - 1 sends to scatter, p - 1 to all-gather
+          const bool pieces = detail::one_to_all::pieces_win<Topo, int>(
+              Topo::shape(p), m_long, root, detail::one_to_all::rs_messages::one, cost);
           if (r == root)
             check.expect(
-                cc.sends() == (pipe ? detail::one_to_all::ring_segments<int>(m_long, p, cost)
-                                    : static_cast<std::size_t>(detail::ceil_log2(p))),
+                cc.sends() == (pieces ? 2 * static_cast<std::size_t>(p - 1)
+                               : pipe ? detail::one_to_all::ring_segments<int>(m_long, p, cost)
+                                      : static_cast<std::size_t>(detail::ceil_log2(p))),
                 "automatic broadcast on Ring p ", p, ": root sent ", cc.sends(), " messages");
         }
       });
@@ -669,7 +762,9 @@ void check_block_pipelines_from(model::Counting<C>& cc, const layout& l, int roo
 }
 
 // automatic: the pipeline when its time summed over the dimensions beats the
-// tree's; the root heads a chain along every dimension.
+// tree's; the root heads a chain along every dimension. Unless the pieces are
+// cheaper than both: then the root sends s_j - 1 pieces along every dimension
+// to scatter, and as many to all-gather.
 template <class Topo, class C>
 void check_automatic_choice(model::Counting<C>& cc, const layout& l, Check& check) {
   const int r = cc.rank(), p = cc.size(), root = p - 1;
@@ -680,13 +775,16 @@ void check_automatic_choice(model::Counting<C>& cc, const layout& l, Check& chec
     broadcast<Topo>(cc, y, root, options{algorithm::automatic, cost});
     check.equal(y, std::vector<int>(m, 5), Topo::name(), " automatic broadcast, rank ", r);
     const bool pipe = detail::one_to_all::pipeline_wins<int>(l, m, cost);
+    const bool pieces = detail::one_to_all::pieces_win<Topo, int>(
+        l, m, root, detail::one_to_all::rs_messages::one, cost);
     bool long_side = false;
     std::size_t root_sends = 0;
     for (int j = 0; j < l.ndims; ++j) {
       const int s = l.dims[j].radix;
       long_side = long_side || s >= 3;
-      root_sends += pipe ? detail::one_to_all::ring_segments<int>(m, s, cost)
-                         : static_cast<std::size_t>(detail::ceil_log2(s));
+      root_sends += pieces ? 2 * static_cast<std::size_t>(s - 1)
+                    : pipe ? detail::one_to_all::ring_segments<int>(m, s, cost)
+                           : static_cast<std::size_t>(detail::ceil_log2(s));
     }
     check.expect(pipe == (long_side && cost.ts_us < 1.0), Topo::name(), " p ", p,
                  ": the model (t_s ", cost.ts_us, ") prefers the ", pipe ? "pipeline" : "tree");
@@ -765,6 +863,23 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(bad_arguments_throw_on_every_rank_before_communica
           },
           {"reduce", who, "recursive_doubling"}, "reduce recursive_doubling");
       std::vector<int> fine(p * m);
+      check.throws<E>(
+          [&] { broadcast<Topo>(comm, buf, root, options{algorithm::reduce_scatter_gather}); },
+          {"broadcast", who, "reduce_scatter_gather does not apply", "scatter_all_gather"},
+          "broadcast reduce_scatter_gather");
+      check.throws<E>(
+          [&] {
+            reduce<Topo>(comm, buf, out, std::plus<>{}, root,
+                         options{algorithm::scatter_all_gather});
+          },
+          {"reduce", who, "scatter_all_gather does not apply", "reduce_scatter_gather"},
+          "reduce scatter_all_gather");
+      check.throws<E>(
+          [&] { scatter<Topo>(comm, fine, out, root, options{algorithm::scatter_all_gather}); },
+          {"scatter", who, "scatter_all_gather does not apply"}, "scatter scatter_all_gather");
+      check.throws<E>(
+          [&] { gather<Topo>(comm, buf, fine, root, options{algorithm::reduce_scatter_gather}); },
+          {"gather", who, "reduce_scatter_gather does not apply"}, "gather reduce_scatter_gather");
       if constexpr (!detail::chain_dims<Topo>) {
         check.throws<E>(
             [&] { scatter<Topo>(comm, fine, out, root, options{algorithm::pipelined}); },
@@ -942,11 +1057,17 @@ void run_synchronous() {
               for (options opt : one_to_all_options<Topo>()) {
                 if (opt.algo == algorithm::pipelined)
                   opt.cost = cost_model{1.0, 1.0};  // 7 segments
+                options in_pieces = opt;            // broadcast and reduce in pieces too
+                if (opt.algo == algorithm::automatic)
+                  in_pieces.algo = algorithm::scatter_all_gather;
                 std::vector<T> buf = r == root ? ref.in[root] : std::vector<T>(ref.m);
-                broadcast<Topo>(comm, buf, root, opt);
-                check.equal(buf, ref.in[root], Topo::name(), " sync broadcast<", fam.name, ">");
+                broadcast<Topo>(comm, buf, root, in_pieces);
+                check.equal(buf, ref.in[root], Topo::name(), " sync broadcast<", fam.name, "> (",
+                            to_string(in_pieces.algo), ")");
                 std::vector<T> out(r == root ? ref.m : 0);
-                reduce<Topo>(comm, ref.in[r], out, typename F::op_type{}, root, opt);
+                if (opt.algo == algorithm::automatic)
+                  in_pieces.algo = algorithm::reduce_scatter_gather;
+                reduce<Topo>(comm, ref.in[r], out, typename F::op_type{}, root, in_pieces);
                 if (r == root)
                   check.equal(out, ref.total, Topo::name(), " sync reduce<", fam.name, ">");
                 const std::vector<T> none;

@@ -6,6 +6,7 @@
 #include "support/harness.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <numeric>
 #include <span>
@@ -41,6 +42,13 @@ const char* type_name() {
 
 const algorithm fixed_algorithms[] = {algorithm::automatic, algorithm::store_and_forward,
                                       algorithm::pairwise};
+// ... and on a topology of linear dimensions (Ring, Mesh<K>) both ways round.
+template <class Topo>
+std::vector<algorithm> fixed_algorithms_for() {
+  std::vector<algorithm> a(std::begin(fixed_algorithms), std::end(fixed_algorithms));
+  if constexpr (detail::chain_dims<Topo>) a.push_back(algorithm::bidirectional);
+  return a;
+}
 const algorithm v_algorithms[] = {algorithm::automatic, algorithm::pairwise, algorithm::two_stage};
 
 // Rank r's all_to_all input: p blocks of m, block j for rank j.
@@ -80,7 +88,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_transposes_the_blocks, Cfg, tc_test::Co
           const unsigned salt = static_cast<unsigned>(m) + 3;
           const auto in = exchange_input<T>(v, p, m, salt);
           const auto want = exchange_expected<T>(v, p, m, salt);
-          for (algorithm a : fixed_algorithms) {
+          for (algorithm a : fixed_algorithms_for<Topo>()) {
             // automatic is one of the other two (automatic_follows_the_cost_model)
             if (tc_test::sanitized && a == algorithm::automatic && p > 17) continue;
             std::vector<T> out(in.size());
@@ -106,7 +114,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_takes_containers_and_works_in_place, Cf
       std::vector<int> out(in.size());
       all_to_all<Topo>(comm, in, out);
       check.equal(out, want, Topo::name(), " all_to_all on vectors, rank ", v);
-      for (algorithm a : {algorithm::store_and_forward, algorithm::pairwise}) {
+      for (algorithm a : fixed_algorithms_for<Topo>()) {
+        if (a == algorithm::automatic) continue;
         std::vector<int> same = in;  // in and out are one buffer
         all_to_all<Topo>(comm, std::span<const int>(same), std::span<int>(same), options{a});
         check.equal(same, want, Topo::name(), " all_to_all in place ", to_string(a), ", rank ", v);
@@ -183,6 +192,29 @@ std::vector<msg> seed_schedule(int p, int r, std::size_t m) {
   return s;
 }
 
+// Section 4.5.1's ring both ways, per linear dimension of side s (the Ring:
+// one of side p): every packet goes the shorter way, the first s/2 groups of
+// p/s packets forward, the others backward; hop h forward carries the groups
+// h .. s/2, hop h backward the groups s/2 + 1 .. s - h; the two alternate.
+template <class Topo>
+std::vector<msg> bidirectional_schedule(int p, int r, std::size_t m) {
+  std::vector<msg> s;
+  if (p == 1 || m == 0) return s;
+  const layout l = Topo::shape(p);
+  for (int j = 0; j < l.ndims; ++j) {
+    const int side = l.dims[j].radix, stride = l.dims[j].stride, c = l.coord(r, j);
+    const int next = r + ((c + 1) % side - c) * stride;
+    const int prev = r + ((c + side - 1) % side - c) * stride;
+    const std::size_t per_group = m * static_cast<std::size_t>(p / side);
+    const int fwd = side / 2, bwd = (side - 1) / 2;
+    for (int h = 1; h <= fwd; ++h) {
+      s.push_back({next, prev, per_group * static_cast<std::size_t>(fwd - h + 1)});
+      if (h <= bwd) s.push_back({prev, next, per_group * static_cast<std::size_t>(bwd - h + 1)});
+    }
+  }
+  return s;
+}
+
 // Algorithm 4.10 / the shifted schedule: p - 1 exchanges of m words.
 std::vector<msg> pairwise_schedule(int p, int r, std::size_t m) {
   std::vector<msg> s;
@@ -225,6 +257,13 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_follows_the_seed_schedules, Cfg, tc_tes
         check.equal(recorded(cc), seed_schedule<Topo>(p, r, m), Topo::name(),
                     " store_and_forward schedule, m=", m, " rank ", r);
         check.equal(out, exchange_expected<int>(r, p, m, 5), "store_and_forward result");
+        if constexpr (detail::chain_dims<Topo>) {
+          cc.clear();
+          all_to_all<Topo>(cc, in, out, options{algorithm::bidirectional});
+          check.equal(recorded(cc), bidirectional_schedule<Topo>(p, r, m), Topo::name(),
+                      " bidirectional schedule, m=", m, " rank ", r);
+          check.equal(out, exchange_expected<int>(r, p, m, 5), "bidirectional result");
+        }
         cc.clear();
         all_to_all<Topo>(cc, in, out, options{algorithm::pairwise});
         check.equal(recorded(cc), pairwise_schedule(p, r, m), Topo::name(),
@@ -234,6 +273,50 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_follows_the_seed_schedules, Cfg, tc_tes
       }
     });
   });
+}
+
+// The ring both ways moves half the words per direction: from 3 ranks on, each
+// direction carries at most half of what the one-way ring (Eq. 4.7) sends,
+// exactly m (1 + ... + floor(p/2)) forward and m (1 + ... + floor((p-1)/2))
+// backward, and the cost model prices the messages the kernel sends.
+BOOST_AUTO_TEST_CASE_TEMPLATE(the_ring_both_ways_halves_the_words_per_direction, Cfg,
+                              tc_test::Configs) {
+  using Topo = typename Cfg::topology;
+  if constexpr (std::is_same_v<Topo, Ring>) {
+    Cfg::sweep([&](int p, auto on_ranks) {
+      on_ranks([&](auto& comm, Check& check) {
+        const int r = comm.rank(), next = (r + 1) % p, prev = (r + p - 1) % p;
+        const std::size_t m = 4, P = static_cast<std::size_t>(p), a = P / 2, b = (P - 1) / 2;
+        const auto in = exchange_input<int>(r, p, m, 9);
+        std::vector<int> out(in.size());
+        model::Counting cc(comm);
+        all_to_all<Topo>(cc, in, out, options{algorithm::store_and_forward});
+        const std::size_t one_way = cc.bytes_sent();
+        cc.clear();
+        all_to_all<Topo>(cc, in, out, options{algorithm::bidirectional});
+        check.equal(out, exchange_expected<int>(r, p, m, 9), "bidirectional result, rank ", r);
+        std::size_t fwd = 0, bwd = 0;
+        double t = 0;
+        const cost_model cm{};
+        for (const model::event& e : cc.events()) {
+          if (e.kind != model::event::send) continue;
+          (e.peer == next && (p > 2 || fwd == 0) ? fwd : bwd) += e.bytes;
+          t += cm.message(e.bytes);
+        }
+        check.expect(one_way == m * sizeof(int) * P * (P - 1) / 2, "one way: ", one_way, " bytes");
+        check.expect(fwd == m * sizeof(int) * a * (a + 1) / 2, "p=", p, " forward ", fwd, " bytes");
+        check.expect(bwd == m * sizeof(int) * b * (b + 1) / 2, "p=", p, " backward ", bwd,
+                     " bytes");
+        check.expect(p < 3 || (2 * fwd <= one_way && 2 * bwd <= one_way), "p=", p,
+                     " a direction carries ", std::max(fwd, bwd), " of ", one_way,
+                     " bytes, more than half");
+        const double model = detail::personalized::store_and_forward_cost<Topo>(
+            Topo::shape(p), m * sizeof(int), cm, detail::ring_way::both);
+        check.expect(std::abs(t - model) < 1e-9, "p=", p, " the model prices ", model,
+                     ", the messages cost ", t);
+      });
+    });
+  }
 }
 
 // The cost model's closed-form group offsets are the kernel's plans.
@@ -724,6 +807,17 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(bad_arguments_throw_before_communicating, Cfg, tc_
             all_to_all_v<Topo>(cc, first, ok, out_p, ok, options{algorithm::store_and_forward});
           },
           {"all_to_all_v", "store_and_forward"}, "store_and_forward forced (receive counts given)");
+      if constexpr (!detail::chain_dims<Topo>)
+        check.throws<std::invalid_argument>(
+            [&] { all_to_all<Topo>(cc, in, in, options{algorithm::bidirectional}); },
+            {"all_to_all", rank, "bidirectional needs the Ring or a Mesh<K>", Topo::name()},
+            "bidirectional forced off a ring");
+      check.throws<std::invalid_argument>(
+          [&] {
+            all_to_all_v<Topo>(cc, std::span<const int>(in.data(), P), ok,
+                               options{algorithm::bidirectional});
+          },
+          {"all_to_all_v", "bidirectional"}, "bidirectional forced on all_to_all_v");
       check.expect(cc.steps() == 0, "a message was sent before an argument check");
     });
   });
@@ -759,7 +853,7 @@ void run_synchronous() {
           const int v = comm.rank();
           for (std::size_t m : {std::size_t{1}, std::size_t{300}}) {
             const auto in = exchange_input<int>(v, p, m, 9);
-            for (algorithm a : fixed_algorithms) {
+            for (algorithm a : fixed_algorithms_for<Topo>()) {
               std::vector<int> out(in.size());
               all_to_all<Topo>(comm, in, out, options{a});
               check.equal(out, exchange_expected<int>(v, p, m, 9), Topo::name(),

@@ -16,7 +16,11 @@
 //     transport with non-blocking sends (mpi::Comm, loopback::Comm) every send
 //     is posted at once and the blocks are received in that order: about
 //     t_s + (p - 1)(t_s / 4 + t_w m).
-//   algorithm::automatic (default): the cheaper of the two under
+//   algorithm::bidirectional (forced; Ring and Mesh<K>): store-and-forward with
+//     every packet going the shorter way round its ring, half of them each way
+//     (Section 4.5.1): about (p - 1) t_s + t_w m p^2 / 4 on a Ring, half the
+//     t_w term of Eq. 4.7, with one message at a time.
+//   algorithm::automatic (default): the cheaper of the first two under
 //     options::cost (t_s + t_w * bytes per message, summed over the schedule;
 //     the concurrent form for pairwise where the sends are non-blocking).
 // See doc/all_to_all.md.
@@ -39,7 +43,11 @@ void all_to_all(C& c, In&& input, Out&& output, const options& opt = {}) {
     call.reject("in holds ", in.size(), " elements, not a multiple of p = ", P,
                 " (p blocks of m elements)");
   call.size("out (in.size())", out.size(), in.size());
-  call.algorithm(opt.algo, {algorithm::store_and_forward, algorithm::pairwise});
+  detail::check_linear_dims<Topo>(
+      call, opt.algo, algorithm::bidirectional,
+      "algorithm::automatic, algorithm::store_and_forward or algorithm::pairwise");
+  call.algorithm(opt.algo,
+                 {algorithm::store_and_forward, algorithm::pairwise, algorithm::bidirectional});
   call.in_place(in, out, 0);
   detail::personalized::all_to_all<Topo>(c, Topo::shape(call.p()), in, out, opt,
                                          detail::tag::all_to_all);

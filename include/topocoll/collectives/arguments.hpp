@@ -120,16 +120,30 @@ class call_args {
   int rank_, p_;
 };
 
-// broadcast, reduce, scatter and gather: the tree on every topology, the
-// pipeline on one whose dimensions are all linear (chain_dims: Ring, Mesh<K>).
+// An algorithm that runs along linear dimensions only (`linear`: pipelined,
+// bidirectional) forced on a topology that has others; `instead` names the
+// algorithms that apply.
 template <Topology Topo>
-void check_one_to_all_algorithm(const call_args& call, algorithm a) {
-  if (a == algorithm::pipelined && !chain_dims<Topo>)
-    call.reject(
-        "algorithm::pipelined needs the Ring or a Mesh<K> (a topology of linear "
-        "dimensions), got ",
-        Topo::name(), " (use algorithm::tree or algorithm::automatic)");
-  call.algorithm(a, {algorithm::tree, algorithm::pipelined});
+void check_linear_dims(const call_args& call, algorithm a, algorithm linear,
+                       std::string_view instead) {
+  if (a == linear && !chain_dims<Topo>)
+    call.reject("algorithm::", to_string(a),
+                " needs the Ring or a Mesh<K> (a topology of linear dimensions), got ",
+                Topo::name(), " (use ", instead, ")");
+}
+
+// broadcast, reduce, scatter and gather: the tree on every topology, the
+// pipeline on one whose dimensions are all linear (chain_dims: Ring, Mesh<K>);
+// broadcast and reduce also in pieces (`pieces`: scatter_all_gather or
+// reduce_scatter_gather; automatic for scatter and gather, which have none).
+template <Topology Topo>
+void check_one_to_all_algorithm(const call_args& call, algorithm a,
+                                algorithm pieces = algorithm::automatic) {
+  check_linear_dims<Topo>(call, a, algorithm::pipelined, "algorithm::tree or algorithm::automatic");
+  if (pieces == algorithm::automatic)
+    call.algorithm(a, {algorithm::tree, algorithm::pipelined});
+  else
+    call.algorithm(a, {algorithm::tree, algorithm::pipelined, pieces});
 }
 
 // An element type the personalized exchanges keep in work buffers, block by block.

@@ -13,10 +13,17 @@
 // "faster broadcast": (p - 2 + r)(t_s + t_w m / r), r = sqrt(m (p - 2) t_w / t_s)
 // round a ring; on a mesh down the root's column, then along every row, one
 // dimension after the other (kernels/pipeline.hpp), with r_j from each side s_j.
+// algorithm::scatter_all_gather (chosen by automatic where the model prices it
+// below both: large m) scatters the message in p pieces and runs the
+// all-to-all broadcast of the pieces, "Improving the Speed of Some
+// Communication Operations": 2 (t_s log p + t_w m (p - 1) / p) on a hypercube
+// (kernels/one_to_all_pieces.hpp).
 // Strings (std::basic_string of a trivially copyable character) are encoded
-// once at the root and broadcast as bytes (kernels/strings.hpp).
+// once at the root and broadcast as bytes (kernels/strings.hpp), with the same
+// choice made for the bytes.
 
 #include "../kernels/one_to_all.hpp"
+#include "../kernels/one_to_all_pieces.hpp"
 #include "../kernels/strings.hpp"
 #include "arguments.hpp"
 
@@ -27,10 +34,17 @@ void broadcast(C& c, Buf&& buffer, int root, const options& opt = {}) {
   const std::span<buffer_value_t<Buf>> buf = detail::out_span(buffer);
   const auto call = detail::open_call<Topo>("broadcast", c);
   call.root(root);
-  detail::check_one_to_all_algorithm<Topo>(call, opt.algo);
+  detail::check_one_to_all_algorithm<Topo>(call, opt.algo, algorithm::scatter_all_gather);
   if (call.p() == 1 || buf.empty()) return;
   const layout l = Topo::shape(call.p());
-  auto bcast = [&](auto s) { detail::one_to_all::broadcast<Topo>(c, l, s, root, opt); };
+  auto bcast = [&]<class U>(std::span<U> s) {
+    namespace kernel = detail::one_to_all;
+    if (kernel::in_pieces<Topo, U>(opt, algorithm::scatter_all_gather, l, s.size(), root,
+                                   kernel::rs_messages::one))
+      kernel::scatter_all_gather<Topo>(c, l, s, root);
+    else
+      kernel::broadcast<Topo>(c, l, s, root, opt);
+  };
   if constexpr (detail::is_flat_string_v<buffer_value_t<Buf>>)
     detail::strings::broadcast(call.rank(), call.p(), buf, root, bcast);
   else

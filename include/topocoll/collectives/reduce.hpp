@@ -15,8 +15,15 @@
 // towards the root, (p - 2 + r)(t_s + t_w m / r) plus the combining on a ring;
 // on a mesh along every row, then up the column. A non-commutative operator
 // runs towards rank 0, which forwards the result to another root.
+//
+// algorithm::reduce_scatter_gather (chosen by automatic where the model prices
+// it below both: large m) is the dual of broadcast's scatter_all_gather: the
+// all-to-all reduction of m in p pieces, then the gather of the pieces at the
+// root, 2 (t_s log p + t_w m (p - 1) / p) on a hypercube, in rank order for
+// every associative operator (kernels/one_to_all_pieces.hpp).
 
 #include "../kernels/one_to_all.hpp"
+#include "../kernels/one_to_all_pieces.hpp"
 #include "arguments.hpp"
 
 namespace topocoll {
@@ -26,11 +33,16 @@ requires ReductionBuffers<In, Out, Op>
 void reduce(C& c, In&& input, Out&& output, Op op, int root, const options& opt = {}) {
   const auto [call, in, out] = detail::open_call<Topo>("reduce", c, input, output);
   call.root_buffer(root, "out", "in.size()", out.size(), in.size());
-  detail::check_one_to_all_algorithm<Topo>(call, opt.algo);
+  detail::check_one_to_all_algorithm<Topo>(call, opt.algo, algorithm::reduce_scatter_gather);
   call.in_place(in, out, 0);
   if (call.nothing_to_do(in, out)) return;
-  detail::one_to_all::reduce<Topo>(c, Topo::shape(call.p()), detail::in_out{in, out}, op, root,
-                                   opt);
+  namespace kernel = detail::one_to_all;
+  using T = buffer_value_t<Out>;
+  const layout l = Topo::shape(call.p());
+  if (kernel::in_pieces<Topo, T>(opt, algorithm::reduce_scatter_gather, l, in.size(), root,
+                                 kernel::rs_messages_for<Topo, T, Op>()))
+    return kernel::reduce_scatter_gather<Topo>(c, l, detail::in_out{in, out}, op, root);
+  kernel::reduce<Topo>(c, l, detail::in_out{in, out}, op, root, opt);
 }
 
 }  // namespace topocoll

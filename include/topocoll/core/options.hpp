@@ -14,8 +14,10 @@ namespace topocoll {
 enum class algorithm {
   automatic,
   // one-to-all / all-to-one
-  tree,       // the topology's own tree: mask loop, linear-array halving, k-nomial
-  pipelined,  // ring: farthest destination first, one hop at a time
+  tree,                   // the topology's own tree: mask loop, linear-array halving, k-nomial
+  pipelined,              // ring: farthest destination first, one hop at a time
+  scatter_all_gather,     // broadcast: scatter in p pieces, then all-to-all broadcast of them
+  reduce_scatter_gather,  // reduce: all-to-all reduction of p pieces, then gather
   // all-to-all broadcast / reduction
   recursive_doubling,         // constant message size, log p steps (all_reduce, scan)
   reduce_scatter_all_gather,  // bandwidth-optimal all_reduce
@@ -24,18 +26,22 @@ enum class algorithm {
   store_and_forward,  // log p (or per-dimension) steps with local rearrangement
   pairwise,           // p - 1 direct exchanges, partner = rank XOR j or (rank + j) mod p
   two_stage,          // many-to-many with bounded traffic (all_to_all_v)
+  bidirectional,      // store-and-forward round each ring both ways (linear dimensions)
 };
 
 constexpr std::string_view to_string(algorithm a) {
   constexpr std::string_view names[] = {"automatic",
                                         "tree",
                                         "pipelined",
+                                        "scatter_all_gather",
+                                        "reduce_scatter_gather",
                                         "recursive_doubling",
                                         "reduce_scatter_all_gather",
                                         "reduce_broadcast",
                                         "store_and_forward",
                                         "pairwise",
-                                        "two_stage"};
+                                        "two_stage",
+                                        "bidirectional"};
   const auto i = static_cast<std::size_t>(a);
   return i < std::size(names) ? names[i] : "?";
 }

@@ -58,19 +58,29 @@ algorithm choose_all_reduce(const layout& vl, std::size_t m, const options& opt)
              : algorithm::recursive_doubling;
 }
 
+// The all-to-all reduction of src (m elements) in pieces at offsets off, in
+// out, over the digit-reversed positions: on exit out holds the piece at
+// position rd.position(vl, w) reduced over every rank in rank order (the rest
+// of out is work space). src: out, or in where the first step can read the
+// caller's input (a binary step, or a commutative operator).
+template <Topology Topo, Transport C, class T, class Op>
+void reduce_scatter_pieces(C& c, const place<fold_map>& at, std::span<const T> src,
+                           std::span<T> out, const std::size_t* off, const Op& op) {
+  scratch<T> work(rs_work_size<rs_order::reversed>(at.vl, off));
+  const bool direct = !dim_step<Topo::kind>::fold_reorders || is_commutative_v<Op, T>;
+  if (!direct) copy_to(src, out);
+  reduce_scatter_fold<Topo, rs_order::reversed>(
+      c, at, rs_fold_buffers<T>{direct ? src : cspan(out), out, off, {}, work.span()}, op);
+}
+
 // The bandwidth-optimal fold, in place in out: the all-to-all reduction of m
 // in p nearly equal pieces, then the all-to-all broadcast of the pieces, both
-// over the digit-reversed positions. src: out, or in where the first step can
-// read the caller's input (a binary step, or a commutative operator).
+// over the digit-reversed positions.
 template <Topology Topo, Transport C, class T, class Op>
 void reduce_scatter_all_gather(C& c, const place<fold_map>& at, std::span<const T> src,
                                std::span<T> out, const Op& op) {
   const std::vector<std::size_t> off = even_pieces(out.size(), at.vl.p);
-  scratch<T> work(rs_work_size<rs_order::reversed>(at.vl, off.data()));
-  const bool direct = !dim_step<Topo::kind>::fold_reorders || is_commutative_v<Op, T>;
-  if (!direct) copy_to(src, out);
-  reduce_scatter_fold<Topo, rs_order::reversed>(
-      c, at, rs_fold_buffers<T>{direct ? src : cspan(out), out, off.data(), {}, work.span()}, op);
+  reduce_scatter_pieces<Topo>(c, at, src, out, off.data(), op);
   all_gather_reversed<Topo>(c, at, out, off.data());
 }
 

@@ -59,6 +59,7 @@
 #include "../core/concepts.hpp"
 #include "../core/elementwise.hpp"
 #include "../core/errors.hpp"
+#include "../core/nonblocking.hpp"
 #include "../core/options.hpp"
 #include "../core/tags.hpp"
 #include "../core/transfer.hpp"
@@ -344,6 +345,47 @@ void all_gather_reversed(C& c, const place<Fold>& at, std::span<T> buf, const st
     auto peer = [&](int q) { return at.fm.to_real(step::with_coord(at.vl, at.w, j, q)); };
     ag_step<Topo::kind>(c, at.tag, step::radix(at.vl, j), step::coord(at.vl, at.w, j), peer,
                         parent_range<T>{buf, off, rd.start(at.vl, at.w, j), rd.w[j]});
+  }
+}
+
+// ---- the rooted halves of the reversed fold ------------------------------------
+// all_gather_reversed with only the root's side receiving (gather: dimensions
+// high to low, into the root), and its mirror (scatter: low to high, out of
+// the root): the scatter and gather of "Improving the speed of some
+// communication operations", over the positions reduce_scatter_fold<reversed>
+// leaves the pieces in. Along dimension j the ranks whose coordinates above j
+// are the root's take part; the one with the root's coordinate j is the
+// collector, and every other one sends it (gather) or receives from it
+// (scatter) its own sub-range of the parent range, which is contiguous in
+// buf: every message lands where it belongs. A binary dimension is one
+// message (sizes m/2, m/4, ... m/p from the root on a hypercube); a linear
+// or k-nomial one radix - 1, to or from the collector.
+enum class rooted { scatter, gather };
+
+template <Topology Topo, rooted Way, Transport C, class T, class Fold>
+void rooted_fold(C& c, const place<Fold>& at, std::span<T> buf, const std::size_t* off,
+                 int root_w) {
+  using step = dim_step<Topo::kind>;
+  const reversed_digits rd(at.vl);
+  const int nd = ndims<Topo>(at.vl);
+  for (int i = 0; i < nd; ++i) {
+    const int j = Way == rooted::scatter ? i : nd - 1 - i;
+    if (step::group_start(at.vl, at.w, j) != step::group_start(at.vl, root_w, j)) continue;
+    const int k = step::coord(at.vl, at.w, j), kr = step::coord(at.vl, root_w, j);
+    const parent_range<T> pr{buf, off, rd.start(at.vl, at.w, j), rd.w[j]};
+    auto peer = [&](int q) { return at.fm.to_real(step::with_coord(at.vl, at.w, j, q)); };
+    if (k != kr && Way == rooted::gather) return c.send(peer(kr), at.tag, cspan(pr.sub(k)));
+    if (k != kr) {
+      c.recv(peer(kr), at.tag, pr.sub(k));
+    } else if constexpr (Way == rooted::scatter) {
+      send_batch<C, T> sends(c);
+      for (int q = 0; q < step::radix(at.vl, j); ++q)
+        if (q != kr) sends.send(peer(q), at.tag, cspan(pr.sub(q)));
+      sends.wait();
+    } else {
+      for (int q = 0; q < step::radix(at.vl, j); ++q)
+        if (q != kr) c.recv(peer(q), at.tag, pr.sub(q));
+    }
   }
 }
 

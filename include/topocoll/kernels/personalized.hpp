@@ -117,9 +117,9 @@ inline int digit_offset(const layout& l, int j, int z) {
 // this one loop, so the cost model prices exactly what the kernel does
 // (personalized_test checks that the two kinds of group start agree).
 template <dim_kind K, class GroupStart, class F>
-void for_each_sub_step(const layout& l, int j, const GroupStart& group_start, F&& f) {
+void for_each_sub_step(const layout& l, int j, ring_way way, const GroupStart& group_start, F&& f) {
   for (int t = 1; t < dim_step<K>::radix(l, j); ++t) {
-    const personal_move mv = dim_step<K>::sub_step(l, j, t);
+    const personal_move mv = dim_step<K>::sub_step(l, j, t, way);
     const int first = group_start(mv.first), last = group_start(mv.last);
     if (last > first) f(step{j, t, first, last}, mv);  // else a digit no rho < p has
   }
@@ -127,10 +127,10 @@ void for_each_sub_step(const layout& l, int j, const GroupStart& group_start, F&
 
 // Every message of store-and-forward on Topo's layout l, in order.
 template <Topology Topo, class F>
-void for_each_step(const layout& l, F&& f) {
+void for_each_step(const layout& l, ring_way way, F&& f) {
   for (int j = 0; j < l.ndims; ++j)
     for_each_sub_step<Topo::kind>(
-        l, j, [&](int g) { return digit_offset(l, j, g); },
+        l, j, way, [&](int g) { return digit_offset(l, j, g); },
         [&](const step& s, const personal_move&) { f(s); });
 }
 
@@ -179,8 +179,8 @@ class store_and_forward_run {
   using rel = relative<Topo>;
 
  public:
-  store_and_forward_run(C& c, const layout& l, std::size_t m, int tag)
-      : c_(c), l_(l), m_(m), tag_(tag), v_(c.rank()), plans_(make_plans(l)) {}
+  store_and_forward_run(C& c, const layout& l, std::size_t m, ring_way way, int tag)
+      : c_(c), l_(l), m_(m), way_(way), tag_(tag), v_(c.rank()), plans_(make_plans(l)) {}
 
   void operator()(std::span<const T> in, std::span<T> out) const {
     const scratch<T> tmp(store_and_forward_scratch(l_.p, m_));
@@ -220,7 +220,7 @@ class store_and_forward_run {
   void exchange(int j, const std::array<T*, 2>& hold) const {
     const std::vector<int>& off = plans_[to_size(j)].off;
     for_each_sub_step<Topo::kind>(
-        l_, j, [&](int g) { return off[to_size(g)]; },
+        l_, j, way_, [&](int g) { return off[to_size(g)]; },
         [&](const step& s, const personal_move& mv) {
           c_.sendrecv(rel::to_real(l_, mv.hop, v_),
                       cspan(blocks(hold[to_size(mv.src)], s.first, s.last)),
@@ -236,7 +236,8 @@ class store_and_forward_run {
     const dim_plan& d = plans_[to_size(j)];
     for (int i = 0; i < l_.p; ++i) {
       const int rho = rho_at(i);
-      T* const holder = hold[to_size(personal::holder(geometry::coord(l_, rho, j)))];
+      const int g = geometry::coord(l_, rho, j);
+      T* const holder = hold[to_size(personal::holder(l_, j, g, way_))];
       move_to(block(holder, d.pos[to_size(rho)]), block(dst, i));
     }
   }
@@ -244,15 +245,16 @@ class store_and_forward_run {
   C& c_;
   const layout& l_;
   std::size_t m_;
+  ring_way way_;
   int tag_;
   int v_;
   std::vector<dim_plan> plans_;
 };
 
 template <Topology Topo, Transport C, class T>
-void store_and_forward(C& c, const layout& l, std::span<const T> in, std::span<T> out,
-                       std::size_t m, int tag) {
-  store_and_forward_run<Topo, C, T>(c, l, m, tag)(in, out);
+void store_and_forward(C& c, const layout& l, in_out<T> io, ring_way way, int tag) {
+  const std::size_t m = io.in.size() / to_size(l.p);
+  store_and_forward_run<Topo, C, T>(c, l, m, way, tag)(io.in, io.out);
 }
 
 // ---- pairwise exchange -------------------------------------------------------------
@@ -360,10 +362,11 @@ void pairwise(C& c, std::span<const T> in, std::span<T> out, std::size_t m, int 
 // ---- the choice --------------------------------------------------------------
 // The t_s + t_w * bytes model, summed over the messages one rank sends.
 template <Topology Topo>
-double store_and_forward_cost(const layout& l, std::size_t block_bytes, const cost_model& cm) {
+double store_and_forward_cost(const layout& l, std::size_t block_bytes, const cost_model& cm,
+                              ring_way way = ring_way::forward) {
   double t = 0;
   for_each_step<Topo>(
-      l, [&](const step& s) { t += cm.message(to_size(s.last - s.first) * block_bytes); });
+      l, way, [&](const step& s) { t += cm.message(to_size(s.last - s.first) * block_bytes); });
   return t;
 }
 // Blocking rounds: p - 1 messages one after the other.
@@ -420,8 +423,10 @@ void all_to_all(C& c, const layout& l, std::span<const T> in, std::span<T> out, 
     algo = choose<Topo>(
         l, m * sizeof(T), opt.cost,
         send_batch<C, T>::nonblocking ? pairwise_sends::posted : pairwise_sends::blocking);
-  if (algo == algorithm::store_and_forward)
-    store_and_forward<Topo>(c, l, in, out, m, tag);
+  if (algo == algorithm::store_and_forward || algo == algorithm::bidirectional)
+    store_and_forward<Topo>(c, l, in_out<T>{in, out},
+                            algo == algorithm::bidirectional ? ring_way::both : ring_way::forward,
+                            tag);
   else
     pairwise(c, in, out, m, tag);
 }

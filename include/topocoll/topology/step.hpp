@@ -64,12 +64,15 @@ enum class scan_tail { exchange, prune, chain };
 //                                          that makes the source virtual rank 0,
 //                                          rho = relabel::to_virtual(l, dest, source),
 //                                          dest = relabel::to_real(l, rho, source)
-//   dim_step<K>::sub_step(l, j, t)  what sub-step t of dimension j moves
-//   dim_step<K>::holder(g)        the buffer that holds group g once
+//   dim_step<K>::sub_step(l, j, t, way)   what sub-step t of dimension j moves
+//   dim_step<K>::holder(l, j, g, way)     the buffer that holds group g once
 //                                          dimension j is done
 //
 // linear   the ring step: groups t .. radix - 1 move one hop, sent from the
-//          buffer the previous sub-step received into; rho per coordinate
+//          buffer the previous sub-step received into; rho per coordinate.
+//          ring_way::both sends each packet the shorter way round instead
+//          (Section 4.5.1): groups 1 .. radix/2 forward, the others backward,
+//          the sub-steps of the two directions alternating
 // binary   group 1 to the partner v XOR 2^j, or v + 2^j mod p when p is not a
 //          power of two
 // knomial  digit t: group t to v + t stride_j mod p
@@ -77,6 +80,11 @@ enum class scan_tail { exchange, prune, chain };
 struct torus_relabel;         // topology/topology.hpp
 struct xor_or_shift_relabel;  // topology/topology.hpp
 struct shift_relabel;         // topology/topology.hpp
+
+// Which way packets go round a linear dimension in the personalized exchange:
+// all forward (Figure 4.18), or each the shorter way (algorithm::bidirectional).
+// Other dimensions have one way.
+enum class ring_way { forward, both };
 
 // One sub-step: send groups [first, last) from buffer src to the rank at
 // relative address `hop` from this one, while receiving them into buffer dst
@@ -151,8 +159,8 @@ struct dim_step<dim_kind::binary> {
   static constexpr bool chain = false;  // not a chain: no pipeline along it
   // the personalized exchange (above)
   using personal_relabel = xor_or_shift_relabel;
-  static constexpr int holder(int g) { return g; }
-  static constexpr personal_move sub_step(const layout&, int j, int /*t = 1*/) {
+  static constexpr int holder(const layout&, int, int g, ring_way) { return g; }
+  static constexpr personal_move sub_step(const layout&, int j, int /*t = 1*/, ring_way) {
     return {1 << j, 1, 2, 0, 1};
   }
 };
@@ -197,10 +205,25 @@ struct dim_step<dim_kind::linear> : mixed_radix {
   static constexpr bool chain = true;
   // the personalized exchange (above)
   using personal_relabel = torus_relabel;
-  // double-buffered: each message goes straight from where the last one arrived
-  static constexpr int holder(int g) { return g % 2; }
-  static constexpr personal_move sub_step(const layout& l, int j, int t) {
-    return {l.dims[j].stride, t, l.dims[j].radix, holder(t - 1), holder(t)};
+  // Double-buffered: each message goes straight from where the last one
+  // arrived, so a group ends in the buffer of the parity of its hop count.
+  // Both ways: groups 1 .. radix/2 go forward (g hops), the rest backward
+  // (radix - g hops).
+  static constexpr int forward_groups(int radix, ring_way way) {
+    return way == ring_way::both ? radix / 2 : radix - 1;
+  }
+  static constexpr int holder(const layout& l, int j, int g, ring_way way) {
+    return (g <= forward_groups(l.dims[j].radix, way) ? g : l.dims[j].radix - g) % 2;
+  }
+  // Both ways, sub-steps alternate: forward hop 1, backward hop 1, forward
+  // hop 2, ...; forward hop h moves groups h .. radix/2, backward hop h the
+  // groups radix/2 + 1 .. radix - h.
+  static constexpr personal_move sub_step(const layout& l, int j, int t, ring_way way) {
+    const int r = l.dims[j].radix, s = l.dims[j].stride, a = forward_groups(r, way);
+    const int h = way == ring_way::both ? (t + 1) / 2 : t;
+    if (way == ring_way::both && t % 2 == 0)
+      return {(r - 1) * s, a + 1, r - h + 1, (h - 1) % 2, h % 2};
+    return {s, h, a + 1, (h - 1) % 2, h % 2};
   }
 };
 
@@ -234,8 +257,8 @@ struct dim_step<dim_kind::knomial> : mixed_radix {
   static constexpr bool chain = false;
   // the personalized exchange (above)
   using personal_relabel = shift_relabel;
-  static constexpr int holder(int g) { return g == 0 ? 0 : 1; }
-  static constexpr personal_move sub_step(const layout& l, int j, int t) {
+  static constexpr int holder(const layout&, int, int g, ring_way) { return g == 0 ? 0 : 1; }
+  static constexpr personal_move sub_step(const layout& l, int j, int t, ring_way) {
     return {t * l.dims[j].stride, t, t + 1, 0, 1};
   }
 };

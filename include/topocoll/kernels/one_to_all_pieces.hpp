@@ -1,0 +1,196 @@
+#pragma once
+// broadcast and reduce in p pieces, from "Improving the Speed of Some
+// Communication Operations" (Grama et al. ch. 4): a broadcast is a scatter of
+// the message in p pieces followed by the all-to-all broadcast of the pieces
+// (algorithm::scatter_all_gather), a reduce its dual, the all-to-all reduction
+// of p pieces followed by a gather (algorithm::reduce_scatter_gather). On a
+// hypercube 2 (t_s log p + t_w m (p - 1) / p) instead of (t_s + t_w m) log p.
+//
+// Both compose all_reduce's pieces (kernels/all_reduce.hpp): m cut in nearly
+// equal pieces (even_pieces: any m, m < p too), the digit-reversed positions
+// that keep rank order for every associative operator (reduce_scatter_pieces,
+// all_gather_reversed) with their rooted halves (rooted_fold), and the fold of
+// a p that fills no hypercube (with_fold). Which rank holds which piece does
+// not matter, so nothing is rearranged: every message lands where it belongs.
+// Tree<K> on a p that is no power of K has incomplete digit groups; there the
+// pieces travel over the binary digits of Hypercube<> (the binomial tree's).
+
+#include <algorithm>
+#include <cstddef>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "../core/concepts.hpp"
+#include "../core/elementwise.hpp"
+#include "../core/ops.hpp"
+#include "../core/options.hpp"
+#include "../core/tags.hpp"
+#include "../core/workspace.hpp"
+#include "../topology/layout.hpp"
+#include "../topology/topology.hpp"
+#include "all_reduce.hpp"
+#include "one_to_all.hpp"
+#include "pipeline.hpp"
+
+namespace topocoll::detail::one_to_all {
+
+namespace a2ab = all_to_all_broadcast;
+
+// f(std::type_identity<S>{}, layout): the topology the pieces travel over.
+template <Topology Topo, class F>
+decltype(auto) on_piece_topology(const layout& l, F&& f) {
+  if (a2ab::tree_only<Topo>(l))
+    return f(std::type_identity<Hypercube<>>{}, Hypercube<>::shape(l.p));
+  return f(std::type_identity<Topo>{}, l);
+}
+
+// ---- the model -------------------------------------------------------------------
+
+// How many messages a reduce-scatter step along a linear dimension sends: one,
+// or two for the order-keeping linear array of a non-commutative operator
+// (all_to_all_broadcast.hpp, rs_linear_array).
+enum class rs_messages { one, two };
+
+// The split over S's layout l: all_reduce's figure for reduce-scatter +
+// all-gather (a scatter or a gather costs what an all-gather does: the same
+// steps, the same t_w m (P - 1) / P over the P active ranks), plus on a folded
+// p the result handed back to the even ranks and, when the root is folded
+// away, the message handed over to (or from) its partner.
+template <Topology S>
+double pieces_time(const layout& l, std::size_t bytes, int root, rs_messages rs,
+                   const cost_model& cm) {
+  const fold_map f = S::folding(l);
+  const layout vl = f.e == 0 ? l : S::shape(f.active());
+  double t =
+      a2ab::predict_all_reduce(vl, bytes, rs == rs_messages::two, cm).reduce_scatter_all_gather;
+  if (f.e != 0) t += cm.message(bytes) * (f.folded_away(root) ? 2 : 1);
+  return t;
+}
+
+// The tree: the root's sends, one whole message each (log p on a hypercube,
+// ceil(log2 s_j) per side of a ring or mesh, K - 1 per digit of Tree<K>).
+template <Topology Topo>
+double tree_time(const layout& l, std::size_t bytes, const cost_model& cm) {
+  int sends = 0;
+  for_each_link<Topo, sweep::down>(l, 0, [&](const link& e) { sends += e.to_child ? 1 : 0; });
+  return sends * cm.message(bytes);
+}
+
+// automatic: the pieces when the model prices them below the tree and, on a
+// topology of linear dimensions, below the pipeline; only for a trivially
+// copyable T (a known byte size), and pieces of at least the pipeline's
+// shortest segment (min_segment_bytes, 50 t_s / t_w: the extra start-ups cost
+// far more than t_s on a busy node; benchmark/README.md).
+template <Topology Topo, class T>
+bool pieces_win(const layout& l, std::size_t m, int root, rs_messages rs, const cost_model& cm) {
+  if (!std::is_trivially_copyable_v<T> || l.p < 2) return false;
+  const std::size_t bytes = m * sizeof(T);
+  double best = tree_time<Topo>(l, bytes, cm);
+  if constexpr (chain_dims<Topo>) {
+    double pipe = 0;
+    for (int j = 0; j < l.ndims; ++j) pipe += ring_pipeline_time<T>(m, l.dims[j].radix, cm);
+    best = std::min(best, pipe);
+  }
+  return on_piece_topology<Topo>(l, [&]<class S>(std::type_identity<S>, const layout& sl) {
+    const auto pieces = static_cast<std::size_t>(S::folding(sl).active());
+    return bytes / pieces >= min_segment_bytes(cm) &&
+           pieces_time<S>(sl, bytes, root, rs, cm) < best;
+  });
+}
+
+// The choice for broadcast (split = scatter_all_gather) or reduce (split =
+// reduce_scatter_gather): forced, or automatic and cheaper.
+template <Topology Topo, class T>
+bool in_pieces(const options& opt, algorithm split, const layout& l, std::size_t m, int root,
+               rs_messages rs) {
+  return opt.algo == split ||
+         (opt.algo == algorithm::automatic && pieces_win<Topo, T>(l, m, root, rs, opt.cost));
+}
+
+// ---- broadcast: scatter, then all-to-all broadcast ---------------------------------
+
+// On a folded p the root, if it is folded away, hands its message to its
+// partner, which scatters in its place; every even rank gets the result back.
+template <Topology S, Transport C, class T>
+void scatter_all_gather_on(C& c, const layout& l, std::span<T> buf, int root) {
+  constexpr int tg = detail::tag::broadcast;
+  const fold_map f = S::folding(l);
+  const int lead = f.folded_away(root) ? root + 1 : root;
+  const std::vector<std::size_t> off = a2ab::even_pieces(buf.size(), f.active());
+  a2ab::with_fold<S>(
+      c, l,
+      [&](int to) {
+        if (c.rank() == root) c.send(to, detail::tag::fold, cspan(buf));
+        c.recv(to, detail::tag::fold, buf);
+      },
+      [&](int from) {
+        if (from == root) c.recv(from, detail::tag::fold, buf);
+      },
+      [&](const layout& vl, int w, const auto& fm) {
+        const a2ab::place<fold_map> at{tg, vl, w, fm};
+        a2ab::rooted_fold<S, a2ab::rooted::scatter>(c, at, buf, off.data(), f.to_virtual(lead));
+        a2ab::all_gather_reversed<S>(c, at, buf, off.data());
+      },
+      [&](int to) { c.send(to, detail::tag::fold, cspan(buf)); });
+}
+
+template <Topology Topo, Transport C, class T>
+void scatter_all_gather(C& c, const layout& l, std::span<T> buf, int root) {
+  on_piece_topology<Topo>(l, [&]<class S>(std::type_identity<S>, const layout& sl) {
+    scatter_all_gather_on<S>(c, sl, buf, root);
+  });
+}
+
+// ---- reduce: all-to-all reduction, then gather ---------------------------------
+
+// The pieces are reduced in out at the root and in a work buffer elsewhere.
+// On a folded p the even rank of a pair hands its input to the odd one, whose
+// own goes on the right; a root folded away gets the result from its partner,
+// which gathers in its place.
+template <Topology S, Transport C, class T, class Op>
+void reduce_scatter_gather_on(C& c, const layout& l, in_out<T> io, const Op& op, int root) {
+  const auto [in, out] = io;
+  const fold_map f = S::folding(l);
+  const int rank = c.rank(), lead = f.folded_away(root) ? root + 1 : root;
+  const bool odd_of_pair = rank < 2 * f.e && !f.folded_away(rank);
+  const std::vector<std::size_t> off = a2ab::even_pieces(in.size(), f.active());
+  scratch<T> work(rank == root ? 0 : in.size()), held(odd_of_pair ? in.size() : 0);
+  const std::span<T> acc = rank == root ? out : work.span();
+  std::span<const T> src = in;
+  a2ab::with_fold<S>(
+      c, l,
+      [&](int to) {
+        c.send(to, detail::tag::fold, in);
+        if (rank == root) c.recv(to, detail::tag::fold, out);
+      },
+      [&](int from) {
+        c.recv(from, detail::tag::fold, held.span());
+        combine_into(acc, cspan(held.span()), in, op);
+        src = acc;
+      },
+      [&](const layout& vl, int w, const auto& fm) {
+        const a2ab::place<fold_map> at{detail::tag::reduce, vl, w, fm};
+        a2ab::reduce_scatter_pieces<S>(c, at, src, acc, off.data(), op);
+        a2ab::rooted_fold<S, a2ab::rooted::gather>(c, at, acc, off.data(), f.to_virtual(lead));
+      },
+      [&](int to) {
+        if (to == root) c.send(to, detail::tag::fold, cspan(acc));
+      });
+}
+
+template <Topology Topo, Transport C, class T, class Op>
+void reduce_scatter_gather(C& c, const layout& l, in_out<T> io, const Op& op, int root) {
+  on_piece_topology<Topo>(l, [&]<class S>(std::type_identity<S>, const layout& sl) {
+    reduce_scatter_gather_on<S>(c, sl, io, op, root);
+  });
+}
+
+// How reduce_scatter_gather's reduce-scatter runs for Op on Topo.
+template <Topology Topo, class T, class Op>
+constexpr rs_messages rs_messages_for() {
+  return dim_step<Topo::kind>::fold_reorders && !is_commutative_v<Op, T> ? rs_messages::two
+                                                                         : rs_messages::one;
+}
+
+}  // namespace topocoll::detail::one_to_all
