@@ -7,7 +7,8 @@
 //   topocoll::all_reduce<topocoll::Hypercube<>>(my_comm, in, out, std::plus<>{});
 //
 // A transport is any type with rank(), size(), send, recv and sendrecv
-// (topocoll::Transport in core/concepts.hpp). <topocoll/topocoll.hpp> is this
+// (topocoll::Transport in core/concepts.hpp); mesh_lines also needs
+// split (topocoll::SplittableTransport). <topocoll/topocoll.hpp> is this
 // header plus the loopback transport and the model.
 
 #include "core/concepts.hpp"
@@ -24,6 +25,7 @@
 #include "collectives/all_to_all_v.hpp"
 #include "collectives/broadcast.hpp"
 #include "collectives/gather.hpp"
+#include "collectives/mesh_lines.hpp"
 #include "collectives/reduce.hpp"
 #include "collectives/reduce_scatter.hpp"
 #include "collectives/scan.hpp"

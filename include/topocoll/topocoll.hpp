@@ -8,6 +8,9 @@
 //     topocoll::all_reduce<topocoll::Hypercube<>>(c, x, sum, std::plus<>{});
 //   });
 //
+// Sub-communicators: c.split(color, key) on either transport, and
+// mesh_lines<K>(c), the rows and columns of a Mesh<K> (collectives/mesh_lines.hpp).
+//
 // The Boost.MPI transport has its own header: <topocoll/transport/mpi.hpp>.
 // <topocoll/collectives.hpp> is the collectives alone, for a transport of
 // one's own (no threads, no model).

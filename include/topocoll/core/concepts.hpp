@@ -32,6 +32,14 @@ concept Transport = requires(C& c, const C& cc, int peer, int tag,
   c.sendrecv(peer, out, peer, in, tag);
 };
 
+// A transport that forms sub-communicators: c.split(color, key) returns a
+// communicator of its own type over the ranks that pass the same color,
+// ranked by key (loopback::Comm, mpi::Comm; MPI_Comm_split's meaning).
+template <class C>
+concept SplittableTransport = Transport<C> && requires(C& c, int color, int key) {
+  { c.split(color, key) } -> std::same_as<C>;
+};
+
 // An operator usable in a reduction over T: T op(const T&, const T&).
 template <class Op, class T>
 concept ReductionOp = std::copy_constructible<std::remove_cvref_t<Op>> &&

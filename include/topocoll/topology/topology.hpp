@@ -111,6 +111,25 @@ struct Mesh : detail::torus_relabel, detail::any_p<Mesh<K>> {
   static constexpr dim_kind kind = dim_kind::linear;
   static std::string name() { return "Mesh<" + std::to_string(K) + ">"; }
   static constexpr std::array<int, K> sides(int p) { return detail::dims_create<K>(p); }
+  // Rank r's coordinates: coordinate j runs along sides(p)[j], row-major, the
+  // last fastest (layout dimension 0 is coordinate K - 1, where its side is
+  // more than 1).
+  static constexpr std::array<int, K> coords(int p, int r) {
+    const auto s = sides(p);
+    std::array<int, K> c{};
+    for (int j = K - 1; j >= 0; --j) {
+      c[j] = r % s[j];
+      r /= s[j];
+    }
+    return c;
+  }
+  // How far apart two ranks are that differ by one in coordinate j.
+  static constexpr int stride(int p, int j) {
+    const auto s = sides(p);
+    int t = 1;
+    for (int i = K - 1; i > j; --i) t *= s[i];
+    return t;
+  }
   static constexpr layout shape(int p) {
     layout l;
     l.p = p;

@@ -36,6 +36,11 @@
 // rendezvous message, and dominated messages up to a few MiB. A polling rank
 // has not started to wait yet: it re-checks under the mutex before it sleeps,
 // so deadlock detection stays exact (at most one poll budget later).
+//
+// Sub-communicators (Comm::split) share the run's mailboxes: a message carries
+// the context of its communicator and matches only a receive on that context,
+// so the traffic of several communicators never mixes; deadlock detection
+// covers them all at once.
 
 #include <algorithm>
 #include <atomic>
@@ -48,6 +53,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <span>
 #include <string>
 #include <thread>
@@ -80,9 +86,10 @@ namespace detail {
 using topocoll::detail::concat;
 
 struct envelope {
-  int src = 0;
+  int src = 0;  // ranks of the run (a sub-communicator's are mapped in Comm)
   int dest = 0;
   int tag = 0;
+  int context = 0;  // the communicator: 0 the run's, see group
   std::size_t count = 0;
   const std::type_info* type = nullptr;
   // Exactly one of these carries the payload.
@@ -97,15 +104,38 @@ using envelope_ptr = std::shared_ptr<envelope>;
 
 enum class wait_kind { none, recv, send };
 
+// What a waiting rank waits for: a message from peer with tag on a context
+// (recv), or the copy of its rendezvous message `send` (send).
+struct wait_for {
+  wait_kind kind = wait_kind::none;
+  int peer = -1;
+  int tag = -1;
+  int context = 0;
+  const envelope* send = nullptr;
+  bool matches(const envelope& e) const {
+    return kind == wait_kind::recv && peer == e.src && tag == e.tag && context == e.context;
+  }
+};
+
+// A communicator split off the run's ranks (Comm::split). Its context is even
+// and > 0: the run's own is 0, and context + 1 carries the splits of the
+// communicator itself, apart from its users' messages.
+struct group {
+  int context = 0;
+  std::vector<int> run;     // member i as a rank of the run
+  std::vector<int> parent;  // member i as a rank of the communicator it was split from
+  int rank_of(int run_rank) const {
+    return static_cast<int>(std::find(run.begin(), run.end(), run_rank) - run.begin());
+  }
+};
+using group_ptr = std::shared_ptr<const group>;
+
 struct rank_state {
   std::condition_variable cv;
   std::deque<envelope_ptr> inbox;          // messages addressed to this rank, in arrival order
   std::atomic<std::uint64_t> arrivals{0};  // messages ever posted here; polled without the mutex
-  wait_kind waiting = wait_kind::none;
-  int wait_peer = -1;
-  int wait_tag = -1;
-  const envelope* wait_send = nullptr;  // the rendezvous send being waited on
-  bool blocked = false;                 // waiting, and nothing yet satisfies it
+  wait_for wait;
+  bool blocked = false;  // waiting, and nothing yet satisfies it
   bool finished = false;
   // See world::poll; touched by the rank's own thread only.
   int poll_skip = 0;      // waits left to sleep at once, without polling
@@ -128,23 +158,23 @@ class world {
     rank_state& d = ranks_[e->dest];
     d.inbox.push_back(e);
     d.arrivals.fetch_add(1, std::memory_order_release);
-    if (d.blocked && d.waiting == wait_kind::recv && d.wait_peer == e->src && d.wait_tag == e->tag)
-      wake(d);
+    if (d.blocked && d.wait.matches(*e)) wake(d);
     return e;
   }
 
-  // Waits for the first message from src with tag, takes it out of the
-  // mailbox and calls deliver(envelope&) outside the lock.
+  // Waits for the first message that `w` (a recv) describes, takes it out of
+  // the mailbox and calls deliver(envelope&) outside the lock.
   template <class Deliver>
-  void receive(int me, int src, int tag, Deliver&& deliver) {
+  void receive(int me, const wait_for& w, Deliver&& deliver) {
     std::unique_lock lk(mu_);
     rank_state& s = ranks_[me];
     envelope_ptr e;
     clock::time_point until{};
+    const int src = w.peer;
     for (;;) {
       throw_if_stopped(lk, me);
       auto it = std::find_if(s.inbox.begin(), s.inbox.end(),
-                             [&](const envelope_ptr& x) { return x->src == src && x->tag == tag; });
+                             [&](const envelope_ptr& x) { return w.matches(*x); });
       if (it != s.inbox.end()) {
         e = std::move(*it);
         s.inbox.erase(it);
@@ -159,7 +189,7 @@ class world {
         lk.lock();
         continue;
       }
-      block(lk, me, wait_kind::recv, src, tag, nullptr);
+      block(lk, me, w);
     }
     e->state = envelope::copying;
     lk.unlock();
@@ -173,7 +203,7 @@ class world {
     e->state = envelope::done;
     if (e->rendezvous()) {
       rank_state& snd = ranks_[e->src];
-      if (snd.waiting == wait_kind::send && snd.wait_send == e.get()) {
+      if (snd.wait.kind == wait_kind::send && snd.wait.send == e.get()) {
         if (snd.blocked)
           wake(snd);
         else
@@ -215,7 +245,7 @@ class world {
         withdraw(lk, me, e);
         throw_if_stopped(lk, me);
       }
-      block(lk, me, wait_kind::send, e->dest, e->tag, e.get());
+      block(lk, me, {wait_kind::send, e->dest, e->tag, e->context, e.get()});
     }
   }
 
@@ -239,6 +269,7 @@ class world {
         lost->src = e->src;
         lost->dest = e->dest;
         lost->tag = e->tag;
+        lost->context = e->context;
         lost->count = e->count;
         lost->type = e->type;
         abandoned_.push_back(std::move(lost));
@@ -267,13 +298,30 @@ class world {
 
   std::exception_ptr first_error() const { return first_error_; }
 
+  // Registers a communicator split off another; returns it, with its context.
+  group_ptr add_group(std::vector<int> run, std::vector<int> parent) {
+    std::unique_lock lk(mu_);
+    auto g = std::make_shared<group>();
+    g->context = 2 * static_cast<int>(groups_.size() + 1);
+    g->run = std::move(run);
+    g->parent = std::move(parent);
+    groups_.push_back(g);
+    return g;
+  }
+  group_ptr group_of(int context) {
+    std::unique_lock lk(mu_);
+    return groups_[static_cast<std::size_t>(context / 2 - 1)];
+  }
+
   // After every rank has returned: a message still in a mailbox means the
   // ranks disagreed on what to exchange.
   void check_drained() {
-    auto report = [](const envelope& e, const char* why) {
-      throw message_error(concat("loopback::run: a message from rank ", e.src, " to rank ", e.dest,
-                                 " with tag ", e.tag, " (", e.count, " elements of ",
-                                 e.type->name(), ") was never received", why));
+    auto report = [&](const envelope& e, const char* why) {
+      const int c = e.context;
+      throw message_error(concat("loopback::run: a message from ", who(c, e.src), " to ",
+                                 who(c, e.dest), tag_text(c, e.tag, " with tag "),
+                                 c % 2 ? " in split" + sub(c, " of") : "", " (", e.count,
+                                 " elements of ", e.type->name(), ") was never received", why));
     };
     for (int r = 0; r < p_; ++r)
       for (const envelope_ptr& e : ranks_[r].inbox) report(*e, "");
@@ -285,6 +333,29 @@ class world {
   using clock = std::chrono::steady_clock;
 
   bool stopped() const { return aborted_ || deadlocked_; }
+
+  // Run rank r as a rank of the communicator of `context` (context + 1: the
+  // splits of that communicator): "rank 1 (rank 3 of the parent)". Under mu_.
+  std::string who(int context, int r) const {
+    if (context < 2) return concat("rank ", r);
+    const group& g = *groups_[static_cast<std::size_t>(context / 2 - 1)];
+    const int i = g.rank_of(r);
+    return concat("rank ", i, " (rank ", g.parent[static_cast<std::size_t>(i)], " of the parent)");
+  }
+  static std::string sub(int context, const char* lead) {
+    return context < 2 ? "" : concat(lead, " sub-communicator ", context / 2);
+  }
+  // ", tag 9, on sub-communicator 1"; the splits' own tag says nothing
+  static std::string tag_text(int context, int tag, const char* lead) {
+    return context % 2 ? "" : concat(lead, tag, sub(context, ", on"));
+  }
+  std::string waits_text(int r, const wait_for& w) const {
+    const int c = w.context;
+    return concat(who(c, r), c % 2 ? " waits in split" + sub(c, " of") + ", in " : " waits in ",
+                  w.kind == wait_kind::recv ? "recv from " : "send to ", who(c, w.peer),
+                  tag_text(c, w.tag, ", tag "),
+                  ranks_[w.peer].finished ? " (which has returned)" : "");
+  }
 
   // Polling. When the partner of a wait runs on another core, the wait ends
   // within microseconds, far less than a sleep and wake-up on a condition
@@ -360,11 +431,9 @@ class world {
       return;
     }
     rank_state& s = ranks_[me];  // copying: not blocked, the copy always ends
-    s.waiting = wait_kind::send;
-    s.wait_send = e.get();
+    s.wait = {wait_kind::send, e->dest, e->tag, e->context, e.get()};
     s.cv.wait(lk, [&] { return e->state == envelope::done; });
-    s.waiting = wait_kind::none;
-    s.wait_send = nullptr;
+    s.wait = {};
   }
 
   void wake(rank_state& s) {
@@ -375,13 +444,9 @@ class world {
   }
 
   // Waits until woken or stopped; the caller re-checks its condition.
-  void block(std::unique_lock<std::mutex>& lk, int me, wait_kind k, int peer, int tag,
-             const envelope* e) {
+  void block(std::unique_lock<std::mutex>& lk, int me, const wait_for& w) {
     rank_state& s = ranks_[me];
-    s.waiting = k;
-    s.wait_peer = peer;
-    s.wait_tag = tag;
-    s.wait_send = e;
+    s.wait = w;
     s.blocked = true;
     ++blocked_;
     count_idle();
@@ -392,8 +457,7 @@ class world {
       --blocked_;
       count_idle();
     }
-    s.waiting = wait_kind::none;
-    s.wait_send = nullptr;
+    s.wait = {};
   }
 
   void detect_deadlock() {
@@ -401,12 +465,7 @@ class world {
     std::string text = "loopback deadlock: every live rank waits and nothing can arrive:";
     for (int r = 0; r < p_; ++r) {
       const rank_state& s = ranks_[r];
-      if (!s.blocked) continue;
-      text += concat(
-          "\n  rank ", r,
-          s.waiting == wait_kind::recv ? " waits in recv from rank " : " waits in send to rank ",
-          s.wait_peer, ", tag ", s.wait_tag,
-          ranks_[s.wait_peer].finished ? " (which has returned)" : "");
+      if (s.blocked) text += "\n  " + waits_text(r, s.wait);
     }
     deadlock_text_ = std::move(text);
     deadlocked_ = true;
@@ -428,6 +487,7 @@ class world {
   std::string deadlock_text_;
   std::exception_ptr first_error_;
   std::vector<envelope_ptr> abandoned_;  // isend messages withdrawn unreceived (see abandon)
+  std::vector<group_ptr> groups_;        // the communicator of context 2(i + 1) is groups_[i]
 };
 
 }  // namespace detail
@@ -435,17 +495,44 @@ class world {
 // One rank's handle on a loopback world; models topocoll::Transport.
 class Comm {
  public:
-  Comm(detail::world& w, int rank) : w_(&w), rank_(rank) {}
+  Comm(detail::world& w, int rank) : w_(&w), me_(rank), rank_(rank), size_(w.size()) {}
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;
+  Comm(Comm&&) noexcept = default;
+  Comm& operator=(Comm&&) noexcept = default;
 
   int rank() const { return rank_; }
-  int size() const { return w_->size(); }
+  int size() const { return size_; }
+
+  // The communicator of the ranks here that pass the same color (>= 0),
+  // ranked by key, then by their rank here (MPI_Comm_split). Collective: every
+  // rank calls it, and a rank that does not leaves the others waiting "in
+  // split", which deadlock detection reports. Its messages never match those
+  // of this or any other communicator, and a deadlock names its ranks as
+  // "rank 1 (rank 3 of the parent)". A negative color throws
+  // std::invalid_argument once the rank has taken part, so the others still
+  // get theirs. The result must not outlive run(), and a rank uses all its
+  // communicators from its own thread, one call at a time.
+  Comm split(int color, int key) {
+    const std::vector<int> mine{color, key};
+    std::vector<int> got(2);  // {context, rank}; context -1: no group
+    Comm ctl = control();
+    if (rank_ == 0) {
+      got = lead_split(ctl, mine);
+    } else {
+      ctl.send(0, 0, std::span<const int>(mine));
+      ctl.recv(0, 0, std::span<int>(got));
+    }
+    if (color < 0)
+      topocoll::detail::invalid("loopback::Comm::split", rank_, size_, "color ", color,
+                                " is negative, need color >= 0");
+    return Comm(*w_, me_, got[1], w_->group_of(got[0]));
+  }
 
   template <class T>
   void send(int dest, int tag, std::span<const T> data) {
     auto e = post<T>("send", dest, tag, data);
-    if (e->rendezvous()) w_->complete(rank_, e);
+    if (e->rendezvous()) w_->complete(me_, e);
   }
   template <class T>
   void send(int dest, int tag, std::span<T> data) {
@@ -494,7 +581,7 @@ class Comm {
     request r;
     if (e->rendezvous()) {
       r.w_ = w_;
-      r.rank_ = rank_;
+      r.rank_ = me_;
       r.e_ = std::move(e);
     }
     return r;
@@ -528,7 +615,8 @@ class Comm {
   void recv(int source, int tag, std::span<T> data) {
     static_assert(!std::is_const_v<T>, "loopback::Comm::recv needs a writable buffer");
     check_peer("recv", "source", source);
-    w_->receive(rank_, source, tag, [&](detail::envelope& e) { deliver(e, data); });
+    w_->receive(me_, {detail::wait_kind::recv, run_rank(source), tag, ctx_},
+                [&](detail::envelope& e) { deliver(e, source, data); });
   }
 
   // Sends and receives at once: the send is posted first, so two ranks that
@@ -542,13 +630,61 @@ class Comm {
     try {
       recv(source, tag, in);
     } catch (...) {
-      if (e->rendezvous()) w_->cancel(rank_, e);
+      if (e->rendezvous()) w_->cancel(me_, e);
       throw;
     }
-    if (e->rendezvous()) w_->complete(rank_, e);
+    if (e->rendezvous()) w_->complete(me_, e);
   }
 
  private:
+  Comm(detail::world& w, int me, int rank, detail::group_ptr g)
+      : w_(&w),
+        me_(me),
+        rank_(rank),
+        size_(static_cast<int>(g->run.size())),
+        ctx_(g->context),
+        g_(std::move(g)) {}
+
+  int run_rank(int r) const { return g_ ? g_->run[static_cast<std::size_t>(r)] : r; }
+
+  // This communicator on the context of its splits (ctx_ + 1).
+  Comm control() const {
+    Comm c = g_ ? Comm(*w_, me_, rank_, g_) : Comm(*w_, me_);
+    c.ctx_ += 1;
+    return c;
+  }
+
+  // Rank 0's part of split: gathers every rank's {color, key}, forms the
+  // groups, and sends each rank its {context, rank}; returns its own.
+  std::vector<int> lead_split(Comm& ctl, const std::vector<int>& mine) {
+    const auto p = static_cast<std::size_t>(size_);
+    std::vector<int> asked(2 * p), told(2 * p, -1);
+    std::copy(mine.begin(), mine.end(), asked.begin());
+    for (int r = 1; r < size_; ++r)
+      ctl.recv(r, 0, std::span<int>(asked).subspan(2 * static_cast<std::size_t>(r), 2));
+    std::vector<int> order(p);
+    std::iota(order.begin(), order.end(), 0);
+    auto color = [&](int r) { return asked[2 * static_cast<std::size_t>(r)]; };
+    auto key = [&](int r) { return asked[2 * static_cast<std::size_t>(r) + 1]; };
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return std::pair(color(a), key(a)) < std::pair(color(b), key(b));
+    });
+    for (std::size_t i = 0, j = 0; i < p; i = j) {  // [i, j): one color
+      while (j < p && color(order[j]) == color(order[i])) ++j;
+      if (color(order[i]) < 0) continue;
+      std::vector<int> run, parent(order.begin() + i, order.begin() + j);
+      for (int r : parent) run.push_back(run_rank(r));
+      const int context = w_->add_group(std::move(run), parent)->context;
+      for (std::size_t k = i; k < j; ++k) {
+        told[2 * static_cast<std::size_t>(order[k])] = context;
+        told[2 * static_cast<std::size_t>(order[k]) + 1] = static_cast<int>(k - i);
+      }
+    }
+    for (int r = 1; r < size_; ++r)
+      ctl.send(r, 0, std::span<const int>(told).subspan(2 * static_cast<std::size_t>(r), 2));
+    return {told[0], told[1]};
+  }
+
   void check_peer(const char* op, const char* what, int peer) const {
     if (peer < 0 || peer >= size())
       topocoll::detail::invalid(std::string("loopback::Comm::") + op, rank_, size(), what, " ",
@@ -559,8 +695,9 @@ class Comm {
   detail::envelope_ptr post(const char* op, int dest, int tag, std::span<const T> data) {
     check_peer(op, "destination", dest);
     auto e = std::make_shared<detail::envelope>();
-    e->src = rank_;
-    e->dest = dest;
+    e->src = me_;
+    e->dest = run_rank(dest);
+    e->context = ctx_;
     e->tag = tag;
     e->count = data.size();
     e->type = &typeid(T);
@@ -579,14 +716,14 @@ class Comm {
   }
 
   template <class T>
-  void deliver(detail::envelope& e, std::span<T> data) const {
+  void deliver(detail::envelope& e, int source, std::span<T> data) const {
     if (*e.type != typeid(T))
       throw message_error(topocoll::detail::concat(
-          "loopback recv on rank ", rank_, ": the message from rank ", e.src, " with tag ", e.tag,
+          "loopback recv on rank ", rank_, ": the message from rank ", source, " with tag ", e.tag,
           " holds ", e.type->name(), ", the receive buffer ", typeid(T).name()));
     if (e.count != data.size())
       throw message_error(topocoll::detail::concat(
-          "loopback recv on rank ", rank_, ": the message from rank ", e.src, " with tag ", e.tag,
+          "loopback recv on rank ", rank_, ": the message from rank ", source, " with tag ", e.tag,
           " has ", e.count, " elements, the receive buffer holds ", data.size()));
     if constexpr (std::is_trivially_copyable_v<T>) {
       const void* from = e.rendezvous() ? e.borrowed : e.bytes.get();
@@ -598,10 +735,15 @@ class Comm {
   }
 
   detail::world* w_;
-  int rank_;
+  int me_;    // the rank in the run: the world's mailboxes are the run's
+  int rank_;  // the rank in this communicator
+  int size_;
+  int ctx_ = 0;          // the context this communicator's messages carry
+  detail::group_ptr g_;  // null for the run's own communicator
 };
 
 static_assert(topocoll::Transport<Comm>);
+static_assert(topocoll::SplittableTransport<Comm>);
 static_assert(topocoll::NonblockingTransport<Comm, double>);
 static_assert(topocoll::NonblockingTransport<Comm, std::string>);
 

@@ -16,6 +16,8 @@
 // freed with the last copy, or left to MPI_Finalize). Like a loopback::Comm,
 // a Comm is used by one thread at a time; two threads that need collectives
 // at once each build their own Comm (each its own duplicate).
+// split(color, key) forms a Comm over part of the ranks (MPI_Comm_split),
+// with a duplicate of its own in turn.
 //
 // Messages. A span of trivially copyable T (a user's struct included, no
 // registration) is one MPI message of its raw bytes, sent and received in
@@ -191,6 +193,24 @@ class Comm {
   const boost::mpi::communicator& base() const { return base_; }
   const boost::mpi::communicator& library_communicator() const { return lib_; }
   const options& opts() const { return opt_; }
+
+  // The communicator of the ranks here that pass the same color (>= 0),
+  // ranked by key, then by their rank here: MPI_Comm_split of the library's
+  // duplicate, collective over this communicator. The new Comm duplicates
+  // the result in turn (its base() is the split, its library traffic goes on
+  // the duplicate), so its messages never match this Comm's, another
+  // split's, or a user's. A negative color throws std::invalid_argument
+  // after taking part in the split as MPI_UNDEFINED, so the other ranks are
+  // not left waiting and still get theirs.
+  Comm split(int color, int key) {
+    MPI_Comm sub = MPI_COMM_NULL;
+    check(MPI_Comm_split(lib_, color < 0 ? MPI_UNDEFINED : color, key, &sub), "MPI_Comm_split", -1,
+          -1);
+    if (color < 0)
+      topocoll::detail::invalid("mpi::Comm::split", rank_, size_, "color ", color,
+                                " is negative, need color >= 0");
+    return Comm(boost::mpi::communicator(sub, boost::mpi::comm_take_ownership), opt_);
+  }
 
   template <class T>
   void send(int dest, int tag, std::span<const T> data) {
@@ -497,6 +517,7 @@ class Comm {
 };
 
 static_assert(Transport<Comm>);
+static_assert(SplittableTransport<Comm>);
 static_assert(NonblockingTransport<Comm, double>);
 static_assert(NonblockingTransport<Comm, std::string>);
 
