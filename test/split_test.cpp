@@ -89,7 +89,9 @@ std::vector<int> gathered(C& sub, int parent_rank) {
 }
 
 constexpr std::size_t small_m = 7;
-constexpr std::size_t large_m = 4100;  // ints past the eager limit (16 KiB)
+// Elements of T just past loopback's eager limit (16 KiB): a rendezvous message.
+template <class T>
+constexpr std::size_t large_m = 16384 / sizeof(T) + 16;
 
 // A non-commutative all_reduce and a broadcast from the last rank on sub,
 // whose ranks are the parent ranks `who`, against the sequential results; of
@@ -98,8 +100,9 @@ template <class Topo, bool Large = false, class C>
 void check_collectives(C& sub, const std::vector<int>& who, Check& check, const std::string& ctx) {
   if (!Topo::holds(sub.size())) return;
   const int n = sub.size(), me = who[static_cast<std::size_t>(sub.rank())];
-  for (std::size_t m : {small_m, large_m}) {
-    if (m == large_m && !Large) break;
+  for (bool large : {false, true}) {
+    if (large && !Large) break;
+    std::size_t m = large ? large_m<Mat2> : small_m;
     std::vector<Mat2> want = tc_test::input<Mat2>(who[0], m, 5), got(m);
     for (int k = 1; k < n; ++k)
       for (std::size_t i = 0; i < m; ++i)
@@ -108,6 +111,7 @@ void check_collectives(C& sub, const std::vector<int>& who, Check& check, const 
     check.equal(got, want, ctx, ": all_reduce<Mat2> m ", m);
 
     const int root = n - 1;
+    m = large ? large_m<int> : small_m;
     const auto sent = tc_test::input<int>(who[static_cast<std::size_t>(root)], m, 6);
     std::vector<int> buf = sub.rank() == root ? sent : std::vector<int>(m, -1);
     broadcast<Topo>(sub, std::span<int>(buf), root);
@@ -141,7 +145,8 @@ class outstanding {
  private:
   static constexpr int first = detail::tag::base + 1, last = detail::tag::forward;
   std::vector<int> message(int from, int t) const {  // the first: past the eager limit
-    return tc_test::input<int>(from, t == first ? large_m : 3, salt_ + static_cast<unsigned>(t));
+    return tc_test::input<int>(from, t == first ? large_m<int> : 3,
+                               salt_ + static_cast<unsigned>(t));
   }
   C& on_;
   unsigned salt_;
