@@ -5,6 +5,7 @@
 // not apply, e.g. one that reorders operands with a non-commutative operator,
 // throws std::invalid_argument).
 
+#include <algorithm>
 #include <cstddef>
 #include <iterator>
 #include <string_view>
@@ -48,11 +49,32 @@ constexpr std::string_view to_string(algorithm a) {
 
 // The seeds' cost of one message of n bytes: t_s + t_w * n (microseconds).
 // The defaults are the order of magnitude of shared-memory MPI on one node.
+//
+// busy_ts and busy_tw say how much slower a start-up and a byte are when every
+// rank communicates at once than when one pair does alone: 1 where each rank
+// has a core of its own (the seeds' model), more where ranks share cores, as
+// 4 ranks on 2 do. A step in which `active` of the p ranks send or receive is
+// priced between the two, in proportion to its active ranks beyond one pair:
+// a tree's first steps as a lone pair, a fold's every step as busy.
+// model::calibrate (model/calibrate.hpp) measures all four figures.
 struct cost_model {
   double ts_us = 1.0;            // start-up time per message
   double tw_us_per_byte = 2e-4;  // per byte (about 5 GB/s)
+  double busy_ts = 1.0;          // t_s's factor when every rank communicates
+  double busy_tw = 1.0;          // t_w's factor when every rank communicates
   constexpr double message(std::size_t bytes) const {
     return ts_us + tw_us_per_byte * static_cast<double>(bytes);
+  }
+  // One message of a step in which `active` of p ranks communicate at once.
+  constexpr double message(std::size_t bytes, int active, int p) const {
+    const double a = p > 2 && active > 2 ? std::min(1.0, (active - 2.0) / (p - 2.0)) : 0.0;
+    return ts_us * (1.0 + (busy_ts - 1.0) * a) +
+           tw_us_per_byte * (1.0 + (busy_tw - 1.0) * a) * static_cast<double>(bytes);
+  }
+  // The model of a step in which every rank communicates (a fold, a
+  // pipeline, an exchange): t_s and t_w at their busy values.
+  constexpr cost_model all_busy() const {
+    return {ts_us * busy_ts, tw_us_per_byte * busy_tw, 1.0, 1.0};
   }
 };
 

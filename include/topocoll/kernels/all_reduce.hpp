@@ -6,6 +6,7 @@
 // communication operations"); reduce + broadcast the tree sweep
 // (kernels/one_to_all.hpp). Every one keeps rank order.
 
+#include <algorithm>
 #include <cstddef>
 #include <span>
 #include <type_traits>
@@ -33,7 +34,8 @@ struct all_reduce_cost {
   double recursive_doubling = 0, reduce_scatter_all_gather = 0;
 };
 inline all_reduce_cost predict_all_reduce(const layout& vl, std::size_t bytes, bool two_way_rs,
-                                          const cost_model& cm) {
+                                          const cost_model& model) {
+  const cost_model cm = model.all_busy();  // every rank exchanges at every step
   all_reduce_cost t;
   for (int j = 0; j < vl.ndims; ++j) {
     const int steps = vl.dims[j].radix - 1;
@@ -46,16 +48,40 @@ inline all_reduce_cost predict_all_reduce(const layout& vl, std::size_t bytes, b
   return t;
 }
 
+template <Topology Topo, class T, class Op>
+inline constexpr bool two_way_rs = dim_step<Topo::kind>::fold_reorders && !is_commutative_v<Op, T>;
+
 // automatic: the cheaper fold under the model; reduce_scatter_all_gather
 // needs a piece for every active rank.
 template <Topology Topo, class T, class Op>
 algorithm choose_all_reduce(const layout& vl, std::size_t m, const options& opt) {
   if (opt.algo != algorithm::automatic) return opt.algo;
-  const auto t = predict_all_reduce(
-      vl, m * sizeof(T), dim_step<Topo::kind>::fold_reorders && !is_commutative_v<Op, T>, opt.cost);
+  const auto t = predict_all_reduce(vl, m * sizeof(T), two_way_rs<Topo, T, Op>, opt.cost);
   return t.reduce_scatter_all_gather < t.recursive_doubling && m >= static_cast<std::size_t>(vl.p)
              ? algorithm::reduce_scatter_all_gather
              : algorithm::recursive_doubling;
+}
+
+// automatic: reduce + broadcast where the model prices the two tree sweeps
+// below the better fold (plus the fold's two hand-offs on a p that fills no
+// hypercube). Under the seeds' model that happens for short messages on long
+// ring dimensions: the binomial trees' 2 ceil(log2 p) start-ups against the
+// fold's sum of s_j - 1, fewer on a Ring from p = 8 on.
+// Where ranks share cores (busy_ts, busy_tw > 1) a tree step leaves most
+// ranks idle while a fold keeps every one busy, and the trees win sooner.
+template <Topology Topo, class T, class Op>
+bool reduce_broadcast_wins(const layout& l, std::size_t m, const options& opt) {
+  if (opt.algo != algorithm::automatic || l.p < 3) return false;
+  const std::size_t bytes = m * sizeof(T);
+  const fold_map f = Topo::folding(l);
+  const layout vl = f.e == 0 ? l : Topo::shape(f.active());
+  const all_reduce_cost t = predict_all_reduce(vl, bytes, two_way_rs<Topo, T, Op>, opt.cost);
+  double fold = m >= static_cast<std::size_t>(vl.p)
+                    ? std::min(t.recursive_doubling, t.reduce_scatter_all_gather)
+                    : t.recursive_doubling;
+  if (f.e != 0) fold += 2 * opt.cost.message(bytes);
+  const auto tree = one_to_all::tree_at_zero<Topo>(l.p);
+  return 2 * one_to_all::tree_time<one_to_all::tree_topology<Topo>>(tree.l, bytes, opt.cost) < fold;
 }
 
 // The all-to-all reduction of src (m elements) in pieces at offsets off, in
@@ -90,7 +116,7 @@ void all_reduce(C& c, const layout& l, std::span<const T> in, std::span<T> out, 
                 const options& opt) {
   constexpr int tg = detail::tag::all_reduce;
   if (tree_only<Topo>(l) || opt.algo == algorithm::tree ||
-      opt.algo == algorithm::reduce_broadcast) {
+      opt.algo == algorithm::reduce_broadcast || reduce_broadcast_wins<Topo, T, Op>(l, in.size(), opt)) {
     const auto t = one_to_all::tree_at_zero<Topo>(l.p);
     one_to_all::tree_reduce<one_to_all::tree_topology<Topo>>(c, t.l, in_out<T>{in, out}, op, 0, tg);
     return one_to_all::broadcast_sweep(c, t, out, tg);

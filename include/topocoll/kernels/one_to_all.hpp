@@ -78,6 +78,20 @@ rooted_tree<tree_topology<Topo>> tree_at_zero(int p) {
   return {tree_topology<Topo>::shape(p), 0};
 }
 
+// The tree's time under the model: the root's sends, one whole message each
+// (log p on a hypercube, ceil(log2 s_j) per side of a ring or mesh, K - 1 per
+// digit of Tree<K>). Its k-th send shares the step with the other holders'
+// sends, about 2^k active ranks, as in a binomial tree.
+template <Topology Topo>
+double tree_time(const layout& l, std::size_t bytes, const cost_model& cm) {
+  double t = 0;
+  int k = 0;
+  for_each_link<Topo, sweep::down>(l, 0, [&](const link& e) {
+    if (e.to_child) t += cm.message(bytes, 2 << std::min(k++, 29), l.p);
+  });
+  return t;
+}
+
 // Whether the relabelling for `root` is the XOR of the seeds on a topology
 // whose dimensions are all binary. Then every partial of a reduction covers an
 // aligned block of 2^j REAL ranks, and the partner's block is the lower one

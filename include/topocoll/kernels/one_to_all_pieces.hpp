@@ -68,15 +68,6 @@ double pieces_time(const layout& l, std::size_t bytes, int root, rs_messages rs,
   return t;
 }
 
-// The tree: the root's sends, one whole message each (log p on a hypercube,
-// ceil(log2 s_j) per side of a ring or mesh, K - 1 per digit of Tree<K>).
-template <Topology Topo>
-double tree_time(const layout& l, std::size_t bytes, const cost_model& cm) {
-  int sends = 0;
-  for_each_link<Topo, sweep::down>(l, 0, [&](const link& e) { sends += e.to_child ? 1 : 0; });
-  return sends * cm.message(bytes);
-}
-
 // automatic: the pieces when the model prices them below the tree and, on a
 // topology of linear dimensions, below the pipeline; only for a trivially
 // copyable T (a known byte size), and pieces of at least the pipeline's

@@ -394,9 +394,10 @@ enum class pairwise_sends { blocking, posted };
 // store_and_forward when its fewer start-ups outweigh its larger volume
 // (small blocks), pairwise otherwise; a tie goes to pairwise, which copies less.
 template <Topology Topo>
-algorithm choose(const layout& l, std::size_t block_bytes, const cost_model& cm,
+algorithm choose(const layout& l, std::size_t block_bytes, const cost_model& model,
                  pairwise_sends sends = pairwise_sends::blocking) {
   if (l.p <= 2) return algorithm::pairwise;
+  const cost_model cm = model.all_busy();  // every rank exchanges at every step
   const double sf = store_and_forward_cost<Topo>(l, block_bytes, cm);
   const double pw = sends == pairwise_sends::posted ? concurrent_pairwise_cost(l.p, block_bytes, cm)
                                                     : pairwise_cost(l.p, block_bytes, cm);

@@ -288,8 +288,10 @@ struct traffic {
 // may be m_max in every step. Two-stage: twice p - 1 steps of about S/p and R/p
 // elements, plus two metadata all-to-alls of p counts. Two-stage wins when a
 // few large blocks dominate (m_max >> (S + R) / p): skewed traffic.
-inline algorithm choose_v(int p, const traffic& tr, std::size_t elem_bytes, const cost_model& cm) {
+inline algorithm choose_v(int p, const traffic& tr, std::size_t elem_bytes,
+                          const cost_model& model) {
   if (p <= 2) return algorithm::pairwise;
+  const cost_model cm = model.all_busy();  // every rank exchanges at every step
   const std::size_t P = to_size(p);
   const double steps = p - 1;
   const double direct = steps * cm.message(tr.max_message * elem_bytes);

@@ -59,12 +59,14 @@ inline std::size_t min_segment_bytes(const cost_model& cost) {
 // The ICS 632 optimum for r segments of m elements over a chain of p ranks
 // (the Ring, or one dimension of a Mesh of side p): (p - 2 + r)(t_s + t_w m / r)
 // is least at r = sqrt(m (p - 2) t_w / t_s), capped so that no segment is
-// shorter than min_segment_bytes. A type that is not trivially copyable has
-// no known byte size: one segment per element at most, sizeof(T) as an
-// estimate.
+// shorter than min_segment_bytes. Every rank of a chain forwards at once, so
+// t_s and t_w are the model's busy ones. A type that is not trivially
+// copyable has no known byte size: one segment per element at most,
+// sizeof(T) as an estimate.
 template <class T>
-std::size_t ring_segments(std::size_t m, int p, const cost_model& cost) {
+std::size_t ring_segments(std::size_t m, int p, const cost_model& model) {
   if (m == 0 || p <= 2) return 1;
+  const cost_model cost = model.all_busy();
   const double bytes = static_cast<double>(m) * static_cast<double>(sizeof(T));
   const double r = std::sqrt(bytes * (p - 2) * cost.tw_us_per_byte / std::max(cost.ts_us, 1e-12));
   const std::size_t cap = std::max<std::size_t>(1, m * sizeof(T) / min_segment_bytes(cost));
@@ -72,17 +74,20 @@ std::size_t ring_segments(std::size_t m, int p, const cost_model& cost) {
 }
 
 // The modelled time of the pipelined broadcast / reduction along a chain of p
-// ranks, and of the tree along it (ceil(log2 p) steps of the whole message).
+// ranks, and of the tree along it (ceil(log2 p) steps of the whole message,
+// the k-th with about 2^k active ranks).
 template <class T>
 double ring_pipeline_time(std::size_t m, int p, const cost_model& cost) {
   const std::size_t r = ring_segments<T>(m, p, cost);
   const double seg = static_cast<double>((m + r - 1) / r) * sizeof(T);
   return static_cast<double>(p - 2 + static_cast<int>(r)) *
-         cost.message(static_cast<std::size_t>(seg));
+         cost.all_busy().message(static_cast<std::size_t>(seg));
 }
 template <class T>
 double ring_tree_time(std::size_t m, int p, const cost_model& cost) {
-  return ceil_log2(p) * cost.message(m * sizeof(T));
+  double t = 0;
+  for (int k = 0; k < ceil_log2(p); ++k) t += cost.message(m * sizeof(T), 2 << k, p);
+  return t;
 }
 
 // automatic: the pipeline when its time summed over the dimensions of l is
