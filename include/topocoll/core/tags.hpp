@@ -21,5 +21,6 @@ enum : int {
   all_to_all_v_counts,
   fold,     // non-power-of-two fold / unfold steps
   forward,  // a result forwarded to a root at the end
+  calibrate,  // model::calibrate's probes
 };
 }  // namespace topocoll::detail::tag

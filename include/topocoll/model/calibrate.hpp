@@ -1,0 +1,180 @@
+#pragma once
+// model::calibrate(c): the cost model of the transport at hand, measured.
+//
+//   mpi::Comm c{boost::mpi::communicator{}};
+//   const model::calibration cal = model::calibrate(c);   // every rank calls it
+//   all_reduce<Ring>(c, in, out, std::plus<>{}, options{.cost = cal.cost});
+//
+// Four measurements, each the median of `reps` timed repetitions:
+//   - ping-pong between ranks 0 and 1 at sizes 8 B, 32 B, ... up to max_bytes, the
+//     others waiting: t_s and t_w are the least-squares fit of t_s + t_w n to
+//     the one-way times, in relative error, so that the small sizes count as
+//     much as the large ones;
+//   - an exchange (sendrecv) of small_bytes and of max_bytes by ranks 0 and 1
+//     alone, and by every pair (2i, 2i + 1) at once: busy_ts and busy_tw are
+//     the all-pairs time over the lone pair's, at the small and at the large
+//     size (at least 1). They are what ranks that share cores pay.
+// Rank 0's figures are broadcast, so every rank returns the same model: the
+// automatic choices made from it agree, as they must. calibrate is a
+// collective call; on one rank there is nothing to measure and it returns the
+// default model.
+//
+// The fit needs a transport that actually moves bytes; a counting or
+// simulated transport gives zeros. benchmark/collectives_bench --calibrate
+// uses it for its automatic contenders (benchmark/README.md).
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "../collectives/all_reduce.hpp"
+#include "../collectives/broadcast.hpp"
+#include "../core/concepts.hpp"
+#include "../core/ops.hpp"
+#include "../core/options.hpp"
+#include "../core/tags.hpp"
+
+namespace topocoll::model {
+
+struct calibration_settings {
+  std::size_t small_bytes = 8;         // the start-up probe of the exchanges
+  std::size_t max_bytes = 1u << 20;    // the largest ping-pong, the bandwidth probe
+  int reps = 15;                       // timed repetitions per figure (median)
+};
+
+struct calibration {
+  cost_model cost;  // t_s, t_w, busy_ts, busy_tw
+  struct point {
+    std::size_t bytes;
+    double one_way_us;
+  };
+  std::vector<point> ping_pong;   // what t_s and t_w were fitted to
+  double lone_small_us = 0, lone_large_us = 0;  // one pair's exchange
+  double busy_small_us = 0, busy_large_us = 0;  // every pair's at once (slowest rank)
+};
+
+namespace detail_calibrate {
+
+using clock = std::chrono::steady_clock;
+constexpr int tag = detail::tag::calibrate;
+
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// Every rank leaves after every rank has entered (an all_reduce of one byte).
+template <Transport C>
+void barrier(C& c) {
+  const std::array<unsigned char, 1> in{1};
+  std::array<unsigned char, 1> out{};
+  all_reduce<Tree<2>>(c, std::span<const unsigned char>(in), std::span<unsigned char>(out),
+                      std::plus<>{});
+}
+
+// Back-to-back calls per timed repetition: enough that the ranks' skew on
+// leaving the barrier (tens of microseconds where ranks share cores) does not
+// count, as in the OSU micro-benchmarks.
+inline int batch(std::size_t n) {
+  return static_cast<int>(std::clamp<std::size_t>((std::size_t{256} << 10) / std::max<std::size_t>(n, 1), 1, 64));
+}
+
+// One-way time of n bytes between ranks 0 and 1 (a batch of round trips / 2
+// per repetition), on rank 0.
+template <Transport C>
+double ping_pong(C& c, std::vector<unsigned char>& buf, std::size_t n, int reps) {
+  const std::span<unsigned char> b(buf.data(), n);
+  const int k = batch(n);
+  std::vector<double> t;
+  for (int i = -1; i < reps; ++i) {  // i = -1 warms up
+    const auto t0 = clock::now();
+    for (int j = 0; j < k; ++j) {
+      if (c.rank() == 0) {
+        c.send(1, tag, std::span<const unsigned char>(b));
+        c.recv(1, tag, b);
+      } else if (c.rank() == 1) {
+        c.recv(0, tag, b);
+        c.send(0, tag, std::span<const unsigned char>(b));
+      }
+    }
+    const double us = std::chrono::duration<double, std::micro>(clock::now() - t0).count();
+    if (i >= 0) t.push_back(us / (2.0 * k));
+  }
+  return median(t);
+}
+
+// An exchange of n bytes between the pairs (2i, 2i + 1), i < pairs, the other
+// ranks idle: the slowest rank's time per exchange, median over reps, on
+// every rank.
+template <Transport C>
+double exchange(C& c, std::vector<unsigned char>& buf, std::size_t n, int pairs, int reps) {
+  const int r = c.rank(), partner = r ^ 1, k = batch(n);
+  const bool in = r < 2 * pairs && partner < c.size();
+  std::vector<double> t;
+  for (int i = -1; i < reps; ++i) {
+    barrier(c);
+    const auto t0 = clock::now();
+    for (int j = 0; in && j < k; ++j)
+      c.sendrecv(partner, std::span<const unsigned char>(buf.data(), n), partner,
+                 std::span<unsigned char>(buf.data() + n, n), tag);
+    const std::array<double, 1> mine{
+        std::chrono::duration<double, std::micro>(clock::now() - t0).count() / k};
+    std::array<double, 1> slowest{};
+    all_reduce<Tree<2>>(c, std::span<const double>(mine), std::span<double>(slowest), ops::max{});
+    if (i >= 0) t.push_back(slowest[0]);
+  }
+  return median(t);
+}
+
+// t_s + t_w n fitted to the points, minimizing the squared relative error:
+// the weighted normal equations of y_i ~ t_s + t_w n_i with weights 1 / y_i^2.
+inline cost_model fit(const std::vector<calibration::point>& pts) {
+  double s = 0, sn = 0, snn = 0, sy = 0, sny = 0;
+  for (const auto& q : pts) {
+    const double w = 1.0 / std::max(q.one_way_us * q.one_way_us, 1e-12);
+    const double n = static_cast<double>(q.bytes);
+    s += w, sn += w * n, snn += w * n * n, sy += w * q.one_way_us, sny += w * n * q.one_way_us;
+  }
+  const double det = s * snn - sn * sn;
+  cost_model cm;
+  if (det <= 0) return cm;
+  cm.tw_us_per_byte = std::max((s * sny - sn * sy) / det, 1e-9);
+  cm.ts_us = std::max((sy - cm.tw_us_per_byte * sn) / s, 1e-3);
+  return cm;
+}
+
+}  // namespace detail_calibrate
+
+template <Transport C>
+calibration calibrate(C& c, const calibration_settings& s = {}) {
+  namespace dc = detail_calibrate;
+  calibration cal;
+  if (c.size() < 2) return cal;
+  std::vector<unsigned char> buf(2 * std::max(s.max_bytes, s.small_bytes));
+  for (std::size_t n = 8; n <= s.max_bytes; n *= 4) {
+    dc::barrier(c);
+    cal.ping_pong.push_back({n, dc::ping_pong(c, buf, n, s.reps)});
+  }
+  const int pairs = c.size() / 2;
+  cal.lone_small_us = dc::exchange(c, buf, s.small_bytes, 1, s.reps);
+  cal.busy_small_us = dc::exchange(c, buf, s.small_bytes, pairs, s.reps);
+  cal.lone_large_us = dc::exchange(c, buf, s.max_bytes, 1, s.reps);
+  cal.busy_large_us = dc::exchange(c, buf, s.max_bytes, pairs, s.reps);
+  cal.cost = dc::fit(cal.ping_pong);
+  cal.cost.busy_ts = std::max(1.0, cal.busy_small_us / std::max(cal.lone_small_us, 1e-9));
+  cal.cost.busy_tw = std::max(1.0, (cal.busy_large_us - cal.busy_small_us) /
+                                       std::max(cal.lone_large_us - cal.lone_small_us, 1e-9));
+  // Rank 0's figures for all: its ping-pong times and its model.
+  std::vector<double> fig{cal.cost.ts_us, cal.cost.tw_us_per_byte, cal.cost.busy_ts,
+                          cal.cost.busy_tw};
+  for (const auto& q : cal.ping_pong) fig.push_back(q.one_way_us);
+  broadcast<Tree<2>>(c, std::span<double>(fig), 0);
+  cal.cost = {fig[0], fig[1], fig[2], fig[3]};
+  for (std::size_t i = 0; i < cal.ping_pong.size(); ++i) cal.ping_pong[i].one_way_us = fig[4 + i];
+  return cal;
+}
+
+}  // namespace topocoll::model

@@ -1,0 +1,121 @@
+// model::calibrate and the busy figures of the cost model: the calibration
+// agrees on every rank and fits its own measurements; busy_ts / busy_tw move
+// automatic from the folds to the trees exactly where the model says.
+#define BOOST_TEST_MODULE calibrate
+#include <boost/test/unit_test.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <span>
+#include <stdexcept>
+#include <vector>
+
+#include <topocoll/model/calibrate.hpp>
+#include <topocoll/model/counting.hpp>
+
+#include "support/harness.hpp"
+
+namespace tc = topocoll;
+using tc_test::Check;
+
+BOOST_AUTO_TEST_CASE(calibration_is_the_same_on_every_rank) {
+  tc_test::Runner::sweep<tc::Ring>(
+      [](int p, auto on_ranks) {
+        on_ranks([&](auto& comm, Check& check) {
+          const tc::model::calibration cal = tc::model::calibrate(comm, {8, 1u << 15, 5});
+          const tc::cost_model& cm = cal.cost;
+          if (p == 1) {
+            check.expect(cal.ping_pong.empty() && cm.ts_us == tc::cost_model{}.ts_us &&
+                             cm.tw_us_per_byte == tc::cost_model{}.tw_us_per_byte,
+                         "p = 1: the default model, nothing measured");
+            return;
+          }
+          check.expect(cm.ts_us > 0 && cm.tw_us_per_byte > 0 && cm.busy_ts >= 1 && cm.busy_tw >= 1,
+                       "rank ", comm.rank(), ": t_s ", cm.ts_us, " t_w ", cm.tw_us_per_byte,
+                       " busy ", cm.busy_ts, " ", cm.busy_tw);
+          std::vector<std::size_t> sizes;
+          for (const auto& q : cal.ping_pong) {
+            sizes.push_back(q.bytes);
+            check.expect(q.one_way_us > 0, "ping-pong of ", q.bytes, " B took ", q.one_way_us);
+          }
+          check.equal(sizes, std::vector<std::size_t>{8, 32, 128, 512, 2048, 8192, 32768},
+                      "ping-pong sizes");
+          const std::vector<double> mine{cm.ts_us, cm.tw_us_per_byte, cm.busy_ts, cm.busy_tw};
+          std::vector<double> all(4 * static_cast<std::size_t>(p));
+          tc::all_gather<tc::Ring>(comm, std::span<const double>(mine), std::span<double>(all));
+          for (int r = 0; r < p; ++r)
+            check.equal(std::vector<double>(all.begin() + 4 * r, all.begin() + 4 * r + 4), mine,
+                        "rank ", r, "'s model against rank ", comm.rank(), "'s");
+        });
+      },
+      {1, 2, 3, 4});
+}
+
+BOOST_AUTO_TEST_CASE(the_fit_recovers_a_line_and_weighs_sizes_alike) {
+  std::vector<tc::model::calibration::point> pts;
+  for (std::size_t n = 8; n <= (1u << 20); n *= 4)
+    pts.push_back({n, 3.0 + 0.01 * static_cast<double>(n)});
+  const tc::cost_model cm = tc::model::detail_calibrate::fit(pts);
+  BOOST_TEST(cm.ts_us == 3.0, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(cm.tw_us_per_byte == 0.01, boost::test_tools::tolerance(1e-9));
+  // a 10 % error at one size moves t_s by a part in ten, not by the size's weight
+  pts.back().one_way_us *= 1.1;
+  BOOST_TEST(tc::model::detail_calibrate::fit(pts).ts_us < 3.5);
+}
+
+namespace {
+// The root's (rank 0's) sends in one call of f on p loopback ranks.
+template <class F>
+std::size_t rank0_sends(F f, int p = 4) {
+  std::size_t sends = 0;
+  tc::loopback::run(p, [&](tc::loopback::Comm& c) {
+    tc::model::Counting cc(c);
+    f(cc);
+    if (c.rank() == 0) sends = cc.sends();
+  });
+  return sends;
+}
+}  // namespace
+
+// Hypercube<> at p = 4, 2 MiB: the pieces (2 scatter + 2 all-gather sends from
+// the root) cost 4 t_s + 1.5 t_w m against the tree's 2 t_s + 2 t_w m. With
+// busy_tw = 2.5 the tree's second step (every rank active) and all of the
+// pieces pay 2.5 t_w: 1469 us against 1577, and the tree wins.
+BOOST_AUTO_TEST_CASE(busy_bandwidth_moves_a_large_broadcast_from_the_pieces_to_the_tree) {
+  const std::size_t m = std::size_t{1} << 18;  // doubles
+  auto bcast = [&](tc::cost_model cm) {
+    return rank0_sends([&](auto& c) {
+      std::vector<double> v(m, c.rank() == 0 ? 1.0 : 0.0);
+      tc::broadcast<tc::Hypercube<>>(c, std::span<double>(v), 0, {tc::algorithm::automatic, cm});
+      if (v != std::vector<double>(m, 1.0)) throw std::runtime_error("wrong broadcast");
+    });
+  };
+  BOOST_TEST(bcast(tc::cost_model{}) == 4u);
+  BOOST_TEST(bcast(tc::cost_model{.busy_tw = 2.5}) == 2u);
+}
+
+// A Ring of 4 at 1 KiB: recursive doubling is 3 exchanges, every rank busy;
+// reduce + broadcast is 2 + 2 tree steps, half of them a lone pair. Under the
+// seeds' model the fold wins (3.6 us against 4.8); with busy_ts = 4 it costs
+// 12.6 us against the trees' 10.8, and rank 0 sends 2 messages (the
+// broadcast's) instead of 3. On a Ring of 8 the trees' 6 start-ups beat the
+// fold's 7 under the seeds' model already, and without start-ups
+// reduce-scatter + all-gather (2 x 7 messages of m / 8) beats both.
+BOOST_AUTO_TEST_CASE(busy_start_ups_move_a_small_ring_all_reduce_to_reduce_broadcast) {
+  const std::size_t m = 128;
+  auto allred = [&](tc::cost_model cm, int p) {
+    return rank0_sends(
+        [&](auto& c) {
+          std::vector<double> in(m, c.rank() + 1.0), out(m);
+          tc::all_reduce<tc::Ring>(c, std::span<const double>(in), std::span<double>(out),
+                                   std::plus<>{}, {tc::algorithm::automatic, cm});
+          if (out != std::vector<double>(m, p * (p + 1) / 2.0))
+            throw std::runtime_error("wrong all_reduce");
+        },
+        p);
+  };
+  BOOST_TEST(allred(tc::cost_model{}, 4) == 3u);
+  BOOST_TEST(allred(tc::cost_model{.busy_ts = 4.0}, 4) == 2u);
+  BOOST_TEST(allred(tc::cost_model{}, 8) == 3u);
+  BOOST_TEST(allred(tc::cost_model{.ts_us = 0.0}, 8) == 14u);  // the bandwidth-optimal fold
+}
