@@ -4,6 +4,7 @@
 //
 //   mpiexec -n 4 collectives_bench [--csv FILE] [--max-bytes N] [--min-bytes N]
 //                                  [--only NAME[,NAME...]] [--reps-scale X] [--no-strings]
+//                                  [--calibrate] [--loop]
 //
 // Method. For one collective and one message size, every contender (topocoll
 // Topo/algorithm, native MPI, Boost.MPI) is called once to warm up and to
@@ -17,6 +18,16 @@
 // and its time is the slowest rank's (t_max, as in the Intel MPI Benchmarks). The table shows the
 // median and the min over the repetitions, and each median's ratio to native MPI's (and to
 // Boost.MPI's, where it has the collective).
+//
+// With --loop every repetition is a loop of back-to-back calls at every size
+// (100 up to 1 KiB, 32 up to 64 KiB, 8 up to 1 MiB, 3 above), timed as a
+// whole, as the OSU micro-benchmarks do: the barrier-separated mode shows one
+// call from a common start, the loop mode a call in an application's loop.
+//
+// With --calibrate, model::calibrate measures the cost model first (t_s, t_w
+// and what they become when every rank communicates at once) and every
+// topocoll contender runs with it: automatic's choices and the pipelines'
+// segments follow this machine instead of the default model.
 //
 // Sizes are bytes per rank block: the buffer of broadcast/reduce/all_reduce/
 // scan, the block each rank contributes (all_gather, gather, scatter), the
@@ -47,6 +58,7 @@
 #include <utility>
 #include <vector>
 
+#include <topocoll/model/calibrate.hpp>
 #include <topocoll/topocoll.hpp>
 #include <topocoll/transport/mpi.hpp>
 
@@ -61,8 +73,10 @@ struct settings {
   std::size_t max_bytes = std::size_t{16} << 20;
   double reps_scale = 1.0;
   bool strings = true;
+  bool loop = false;  // --loop: every size timed as a loop of back-to-back calls
   std::vector<std::string> only;
   std::string csv;
+  topocoll::cost_model cost;  // every topocoll contender's; --calibrate measures it
 };
 
 std::vector<std::size_t> sizes(const settings& s) {
@@ -83,8 +97,12 @@ int reps_for(std::size_t bytes, const settings& s) {
 
 // Small messages: a repetition is a batch of back-to-back calls (time per
 // call = batch time / batch), which averages out the scheduler's noise on an
-// oversubscribed node.
-int batch_for(std::size_t bytes) {
+// oversubscribed node. --loop times every size that way, with longer loops
+// (OSU's method: back-to-back calls timed as a whole, where one call's skew
+// and the next call's start overlap as they do in an application's loop).
+int batch_for(std::size_t bytes, const settings& s) {
+  if (s.loop)
+    return bytes <= 1024 ? 100 : bytes <= (64 << 10) ? 32 : bytes <= (1 << 20) ? 8 : 3;
   return bytes <= 1024 ? 16 : bytes <= (16 << 10) ? 4 : 1;
 }
 
@@ -168,7 +186,7 @@ struct bench {
       c.ok = all[1] == 0;
     }
     const int reps = reps_for(bytes, set);
-    const int batch = batch_for(bytes);
+    const int batch = batch_for(bytes, set);
     const std::size_t n = cs.size();
     std::vector<std::size_t> order(n);
     std::iota(order.begin(), order.end(), std::size_t{0});
@@ -278,7 +296,7 @@ std::string algo_name(algorithm a) {
 // variants listed for linear (Ring/Mesh/Hypercube) or k-nomial topologies.
 // make(Topo tag, options) returns the call.
 template <class Make>
-void add_topocoll(std::vector<contender>& cs, std::initializer_list<algorithm> ring_only,
+void add_topocoll(const topocoll::cost_model& cost, std::vector<contender>& cs, std::initializer_list<algorithm> ring_only,
                   std::initializer_list<algorithm> non_tree, std::function<bool()> verify,
                   Make&& make) {
   for_each_topology([&]<class Topo>() {
@@ -287,8 +305,7 @@ void add_topocoll(std::vector<contender>& cs, std::initializer_list<algorithm> r
     if (std::is_same_v<Topo, topocoll::Ring>) algos.insert(algos.end(), ring_only);
     if (!is_tree) algos.insert(algos.end(), non_tree);
     for (algorithm a : algos) {
-      topocoll::options o;
-      o.algo = a;
+      const topocoll::options o{a, cost};
       cs.push_back({kind::topocoll, "topocoll " + Topo::name(), Topo::name(), algo_name(a),
                     make.template operator()<Topo>(o), verify});
     }
@@ -407,7 +424,7 @@ void run_double(bench& B, std::size_t bytes) {
                   [&] { MPI_Bcast(buf.data(), M, MPI_DOUBLE, 0, w); }, reset_verify});
     cs.push_back({kind::boost, "Boost.MPI", "", "broadcast(vector)",
                   [&] { bmpi::broadcast(B.world, bv, 0); }, [&] { return same(bv, want); }});
-    add_topocoll(cs, {algorithm::pipelined}, {algorithm::tree, algorithm::scatter_all_gather},
+    add_topocoll(B.set.cost, cs, {algorithm::pipelined}, {algorithm::tree, algorithm::scatter_all_gather},
                  reset_verify, [&]<class Topo>(topocoll::options o) -> std::function<void()> {
                    return [&, o] { topocoll::broadcast<Topo>(B.comm, sp(buf), 0, o); };
                  });
@@ -423,7 +440,7 @@ void run_double(bench& B, std::size_t bytes) {
     cs.push_back({kind::boost, "Boost.MPI", "", "reduce(vector)",
                   [&] { bmpi::reduce(B.world, in, bv, std::plus<double>(), 0); },
                   [&] { return rank != 0 || same(bv, want); }});
-    add_topocoll(cs, {algorithm::pipelined}, {algorithm::tree, algorithm::reduce_scatter_gather},
+    add_topocoll(B.set.cost, cs, {algorithm::pipelined}, {algorithm::tree, algorithm::reduce_scatter_gather},
                  verify_out_root, [&]<class Topo>(topocoll::options o) -> std::function<void()> {
                    return [&, o] {
                      topocoll::reduce<Topo>(B.comm, csp(in), sp(out), std::plus<>{}, 0, o);
@@ -441,7 +458,7 @@ void run_double(bench& B, std::size_t bytes) {
     cs.push_back({kind::boost, "Boost.MPI", "", "all_reduce(vector)",
                   [&] { bmpi::all_reduce(B.world, in, bv, vplus{}); },
                   [&] { return same(bv, want); }});
-    add_topocoll(cs, {},
+    add_topocoll(B.set.cost, cs, {},
                  {algorithm::recursive_doubling, algorithm::reduce_scatter_all_gather,
                   algorithm::reduce_broadcast},
                  verify_out, [&]<class Topo>(topocoll::options o) -> std::function<void()> {
@@ -459,7 +476,7 @@ void run_double(bench& B, std::size_t bytes) {
         {kind::native, "MPI", "", "MPI_Reduce_scatter_block",
          [&] { MPI_Reduce_scatter_block(in_pm.data(), out.data(), M, MPI_DOUBLE, MPI_SUM, w); },
          verify_out});
-    add_topocoll(cs, {}, {algorithm::tree}, verify_out,
+    add_topocoll(B.set.cost, cs, {}, {algorithm::tree}, verify_out,
                  [&]<class Topo>(topocoll::options o) -> std::function<void()> {
                    return [&, o] {
                      topocoll::reduce_scatter<Topo>(B.comm, csp(in_pm), sp(out), std::plus<>{}, o);
@@ -481,7 +498,7 @@ void run_double(bench& B, std::size_t bytes) {
                     for (auto& v : bvv) flat.insert(flat.end(), v.begin(), v.end());
                     return same(flat, want_pm);
                   }});
-    add_topocoll(cs, {}, {algorithm::tree}, verify_pm,
+    add_topocoll(B.set.cost, cs, {}, {algorithm::tree}, verify_pm,
                  [&]<class Topo>(topocoll::options o) -> std::function<void()> {
                    return [&, o] { topocoll::all_gather<Topo>(B.comm, csp(in), sp(out_pm), o); };
                  });
@@ -496,7 +513,7 @@ void run_double(bench& B, std::size_t bytes) {
     cs.push_back({kind::boost, "Boost.MPI", "", "scan(vector)",
                   [&] { bmpi::scan(B.world, in, bv, vplus{}); }, [&] { return same(bv, want); }});
     add_topocoll(
-        cs, {}, {}, verify_out, [&]<class Topo>(topocoll::options o) -> std::function<void()> {
+        B.set.cost, cs, {}, {}, verify_out, [&]<class Topo>(topocoll::options o) -> std::function<void()> {
           return [&, o] { topocoll::scan<Topo>(B.comm, csp(in), sp(out), std::plus<>{}, o); };
         });
     B.measure("scan", "double", bytes, cs);
@@ -509,7 +526,7 @@ void run_double(bench& B, std::size_t bytes) {
     cs.push_back({kind::native, "MPI", "", "MPI_Exscan",
                   [&] { MPI_Exscan(in.data(), out.data(), M, MPI_DOUBLE, MPI_SUM, w); },
                   verify_ex});
-    add_topocoll(cs, {}, {}, verify_ex,
+    add_topocoll(B.set.cost, cs, {}, {}, verify_ex,
                  [&]<class Topo>(topocoll::options o) -> std::function<void()> {
                    return [&, o] {
                      topocoll::exclusive_scan<Topo>(B.comm, csp(in), sp(out), std::plus<>{}, o);
@@ -540,7 +557,7 @@ void run_double(bench& B, std::size_t bytes) {
                       bmpi::scatter(B.world, bv, 0);
                   },
                   [&] { return same(bv, want); }});
-    add_topocoll(cs, {algorithm::pipelined}, {}, verify_out,
+    add_topocoll(B.set.cost, cs, {algorithm::pipelined}, {}, verify_out,
                  [&]<class Topo>(topocoll::options o) -> std::function<void()> {
                    return [&, o] { topocoll::scatter<Topo>(B.comm, csp(root_in), sp(out), 0, o); };
                  });
@@ -569,7 +586,7 @@ void run_double(bench& B, std::size_t bytes) {
                     for (auto& v : bvv) flat.insert(flat.end(), v.begin(), v.end());
                     return same(flat, want_pm);
                   }});
-    add_topocoll(cs, {algorithm::pipelined}, {}, verify_g,
+    add_topocoll(B.set.cost, cs, {algorithm::pipelined}, {}, verify_g,
                  [&]<class Topo>(topocoll::options o) -> std::function<void()> {
                    return [&, o] { topocoll::gather<Topo>(B.comm, csp(in), sp(root_out), 0, o); };
                  });
@@ -593,7 +610,7 @@ void run_double(bench& B, std::size_t bytes) {
                     for (auto& v : bvv) flat.insert(flat.end(), v.begin(), v.end());
                     return same(flat, want_pm);
                   }});
-    add_topocoll(cs, {algorithm::bidirectional},
+    add_topocoll(B.set.cost, cs, {algorithm::bidirectional},
                  {algorithm::store_and_forward, algorithm::pairwise}, verify_pm,
                  [&]<class Topo>(topocoll::options o) -> std::function<void()> {
                    return [&, o] { topocoll::all_to_all<Topo>(B.comm, csp(in_pm), sp(out_pm), o); };
@@ -629,7 +646,7 @@ void run_double(bench& B, std::size_t bytes) {
                   },
                   [&] { return same(vout, want); }});
     add_topocoll(
-        cs, {}, {algorithm::pairwise, algorithm::two_stage}, [&] { return same(got, want); },
+        B.set.cost, cs, {}, {algorithm::pairwise, algorithm::two_stage}, [&] { return same(got, want); },
         [&]<class Topo>(topocoll::options o) -> std::function<void()> {
           return [&, o] {
             got =
@@ -714,7 +731,7 @@ void run_string(bench& B, std::size_t bytes) {
                     if (rank != 0) assign_all(fb, want);
                   },
                   [&] { return rank == 0 || fb == want; }});
-    add_topocoll(cs, {algorithm::tree, algorithm::pipelined}, {}, reset_verify,
+    add_topocoll(B.set.cost, cs, {algorithm::tree, algorithm::pipelined}, {}, reset_verify,
                  [&]<class Topo>(topocoll::options o) -> std::function<void()> {
                    return [&, o] { topocoll::broadcast<Topo>(B.comm, sp(buf), 0, o); };
                  });
@@ -735,7 +752,7 @@ void run_string(bench& B, std::size_t bytes) {
                   [&] { MPI_Bcast(fs.data(), static_cast<int>(bytes), MPI_CHAR, 0, B.world); },
                   [&] { return fs == want; }});
     add_topocoll(
-        cs, {algorithm::tree, algorithm::pipelined}, {}, [&] { return buf == want; },
+        B.set.cost, cs, {algorithm::tree, algorithm::pipelined}, {}, [&] { return buf == want; },
         [&]<class Topo>(topocoll::options o) -> std::function<void()> {
           return [&, o] { topocoll::broadcast<Topo>(B.comm, std::span<S>(&buf, 1), 0, o); };
         });
@@ -761,7 +778,7 @@ void run_string(bench& B, std::size_t bytes) {
                   },
                   [&] { return rank != 0 || fg == all_in; }});
     add_topocoll(
-        cs, {algorithm::pipelined}, {}, [&] { return rank != 0 || root_out == all_in; },
+        B.set.cost, cs, {algorithm::pipelined}, {}, [&] { return rank != 0 || root_out == all_in; },
         [&]<class Topo>(topocoll::options o) -> std::function<void()> {
           return [&, o] { topocoll::gather<Topo>(B.comm, csp(in), sp(root_out), 0, o); };
         });
@@ -782,7 +799,7 @@ void run_string(bench& B, std::size_t bytes) {
                   },
                   [&] { return fa == all_in; }});
     add_topocoll(
-        cs, {}, {algorithm::tree}, [&] { return out == all_in; },
+        B.set.cost, cs, {}, {algorithm::tree}, [&] { return out == all_in; },
         [&]<class Topo>(topocoll::options o) -> std::function<void()> {
           return [&, o] { topocoll::all_gather<Topo>(B.comm, csp(in), sp(out), o); };
         });
@@ -814,7 +831,7 @@ void run_string(bench& B, std::size_t bytes) {
                   },
                   [&] { return ft == want; }});
     add_topocoll(
-        cs, {}, {algorithm::store_and_forward, algorithm::pairwise}, [&] { return out == want; },
+        B.set.cost, cs, {}, {algorithm::store_and_forward, algorithm::pairwise}, [&] { return out == want; },
         [&]<class Topo>(topocoll::options o) -> std::function<void()> {
           return [&, o] { topocoll::all_to_all<Topo>(B.comm, csp(in_pk), sp(out), o); };
         });
@@ -827,6 +844,7 @@ void run_string(bench& B, std::size_t bytes) {
 int main(int argc, char** argv) {
   bmpi::environment env(argc, argv);
   bench B;
+  bool calibrate = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto val = [&]() -> std::string {
@@ -846,6 +864,10 @@ int main(int argc, char** argv) {
       B.set.reps_scale = std::stod(val());
     else if (a == "--no-strings")
       B.set.strings = false;
+    else if (a == "--calibrate")
+      calibrate = true;
+    else if (a == "--loop")
+      B.set.loop = true;
     else if (a == "--only") {  // a later --only replaces an earlier one, like the other flags
       B.set.only.clear();
       std::stringstream ss(val());
@@ -854,11 +876,17 @@ int main(int argc, char** argv) {
       if (B.rank == 0)
         std::fprintf(stderr,
                      "usage: collectives_bench [--csv FILE] [--min-bytes N] [--max-bytes N] "
-                     "[--only a,b] [--reps-scale X] [--no-strings]\n");
+                     "[--only a,b] [--reps-scale X] [--no-strings] [--calibrate] [--loop]\n");
       return 2;
     }
   }
   const double t0 = MPI_Wtime();
+  if (calibrate) B.set.cost = topocoll::model::calibrate(B.comm).cost;
+  if (B.rank == 0) {
+    const topocoll::cost_model& c = B.set.cost;
+    std::printf("cost model%s: t_s %.3g us, t_w %.3g us/B, busy_ts %.3g, busy_tw %.3g\n",
+                calibrate ? " (calibrated)" : "", c.ts_us, c.tw_us_per_byte, c.busy_ts, c.busy_tw);
+  }
   if (B.rank == 0)
     std::printf("collectives_bench: p = %d, sizes %s .. %s per rank\n", B.p,
                 human(sizes(B.set).front()).c_str(), human(sizes(B.set).back()).c_str());

@@ -3,7 +3,8 @@
 time, the best topocoll variant and its ratio, Boost.MPI's ratio; then the
 targets (best topocoll <= 1.0x native for >= 64 KiB, <= 1.3x for <= 1 KiB;
 reduce_scatter <= 0.5x at 64 KiB and 1 MiB; >= 2x faster than Boost.MPI for
->= 64 KiB).
+>= 64 KiB); then automatic against the best forced algorithm of its topology,
+per cell (target: within 1.1x).
 
     python3 benchmark/summarize.py results.csv [--sizes 8,1024,65536,1048576,16777216]
 
@@ -109,6 +110,50 @@ def targets(data, colls):
     return rows
 
 
+def automatic_choice(path, limit=1.1):
+    """automatic against the best forced algorithm of its topology, per cell
+    (collective, type, size, topology) that has forced contenders: table rows,
+    the count within `limit`, the cells counted and the misses."""
+    cells = collections.defaultdict(dict)
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["impl"].startswith("topocoll") and r["topology"]:
+                key = (r["collective"], r["type"], r["topology"])
+                cells[key].setdefault(int(r["bytes_per_rank"]), {})[r["algorithm"]] = float(r["median_us"])
+    sizes = sorted({s for by in cells.values() for s in by})
+    rows, n, ok, misses = [], 0, 0, []
+    for (c, ty, topo), by in cells.items():
+        line = []
+        for s in sizes:
+            algos = by.get(s, {})
+            forced = {a: t for a, t in algos.items() if "auto" not in a}
+            if "auto" not in algos or not forced:
+                line.append("-")
+                continue
+            a, t = min(forced.items(), key=lambda x: x[1])
+            r = algos["auto"] / t
+            n += 1
+            ok += r <= limit
+            if r > limit:
+                misses.append(f"{c} {ty} {topo} {human(s)}: {r:.2f}x ({a} {t:.1f} us)")
+            line.append(f"**{r:.2f}**" if r > limit else f"{r:.2f}")
+        if any(x != "-" for x in line):
+            name = c if ty == "double" else f"{c}, {ty}"
+            rows.append(f"| {name} | {topo} | " + " | ".join(line) + " |")
+    head = ["| collective | topology | " + " | ".join(human(s) for s in sizes) + " |",
+            "|---|---|" + "---|" * len(sizes)]
+    return head + rows, ok, n, misses
+
+
+def automatic_lines(path, limit=1.1):
+    rows, ok, n, misses = automatic_choice(path, limit)
+    out = [f"**automatic / the best forced algorithm of its topology** (bold: above {limit}x; "
+           f"{ok} of {n} cells within {limit}x):", ""] + rows
+    if misses:
+        out += ["", "Above " + f"{limit}x: " + "; ".join(misses) + "."]
+    return out
+
+
 def reduce_scatter_lines(data):
     out = []
     for s in (65536, 1048576):
@@ -150,6 +195,8 @@ def plain(args):
         print(row)
     for line in reduce_scatter_lines(data):
         print("\n" + line)
+    print()
+    print("\n".join(automatic_lines(args.csv)))
     if bad:
         print("\nWRONG RESULTS: " + "; ".join(bad))
 
@@ -251,6 +298,8 @@ def block(args):
     out.append("")
     for line in rs:
         out.append(f"* {line}")
+    out.append("")
+    out += automatic_lines(args.csv)
 
     if args.loopback:
         rows = collections.OrderedDict()
