@@ -154,6 +154,20 @@ def automatic_lines(path, limit=1.1):
     return out
 
 
+def core_targets(data):
+    """A core per rank: the cells above 1.10x native at 8 B - 1 KiB or above
+    1.0x from 64 KiB (the best topocoll variant of each)."""
+    over = []
+    for (c, ty, s), d in sorted(data.items()):
+        if c in TRANSPORT or not d["topo"] or math.isnan(d["native"]) or 1024 < s < 65536:
+            continue
+        t, name = best(d)
+        r = t / d["native"]
+        if r > (1.10 if s <= 1024 else 1.0):
+            over.append(f"{c} {human(s)} {r:.2f}x ({name})")
+    return ["Over target: " + ("; ".join(over) if over else "none") + "."]
+
+
 def reduce_scatter_lines(data):
     out = []
     for s in (65536, 1048576):
@@ -238,7 +252,8 @@ def ratio_table(out, data, colls, sizes, against, label):
 
 def block(args):
     out = [BEGIN, ""]
-    runs = [("full run", args.csv)]
+    runs = [(what, path) for what, path in (("p = 2", args.np2), ("p = 2, loops", args.np2_loop)) if path]
+    runs.append(("full run", args.csv))
     if args.strings:
         runs.append(("strings", args.strings))
     if args.loopback:
@@ -255,12 +270,28 @@ def block(args):
         out.append(m.get("command", "(command not recorded)"))
     out.append("```")
 
-    data, p, bad = load(args.csv)
+    bad = []
+    for path, mode in ((args.np2, "barrier-separated calls"), (args.np2_loop, "loops of back-to-back calls")):
+        if path:
+            d2, p2, bad2 = load(path)
+            bad += bad2
+            out.append("")
+            out.append(f"**A core per rank: best topocoll variant / native MPI**, p = {p2}, "
+                       f"`--bind-to core`, {mode} (medians, `double`; targets: "
+                       "<= 1.10x at 8 B - 1 KiB, <= 1.0x from 64 KiB):")
+            out.append("")
+            ratio_table(out, d2, groups(d2, types={"double"}), sorted({k[2] for k in d2}), "native",
+                        "collective")
+            out.append("")
+            out += core_targets(d2)
+
+    data, p, bad4 = load(args.csv)
+    bad += bad4
     colls = groups(data, types={"double"})
     sizes = sorted({k[2] for k in data})
     out.append("")
-    out.append(f"**Best topocoll variant / native MPI** (medians, `double`, p = {p}; "
-               "sendrecv_ring and pingpong: `mpi::Comm` / plain MPI):")
+    out.append(f"**Oversubscribed: best topocoll variant / native MPI** (medians, `double`, p = {p} "
+               "on 2 cores; sendrecv_ring and pingpong: `mpi::Comm` / plain MPI):")
     out.append("")
     ratio_table(out, data, colls, sizes, "native", "collective")
 
@@ -349,6 +380,8 @@ def main():
     ap.add_argument("--block", action="store_true", help="print the README's figures block")
     ap.add_argument("--strings", help="with --block: the string run's CSV")
     ap.add_argument("--loopback", help="with --block: loopback_bench's CSV")
+    ap.add_argument("--np2", help="with --block: the p = 2 run, a core per rank, barrier-separated")
+    ap.add_argument("--np2-loop", help="with --block: the p = 2 run in loop mode")
     args = ap.parse_args()
     if args.block:
         block(args)
