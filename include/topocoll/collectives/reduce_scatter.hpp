@@ -37,8 +37,7 @@ void reduce_scatter(C& c, In&& input, Out&& output, Op op, const options& opt = 
   call.in_place(in, out, 0);
   if (out.empty()) return;
   if (call.p() == 1) return detail::copy_to(in, out);
-  detail::all_to_all_broadcast::reduce_scatter<Topo>(c, Topo::shape(call.p()), in, out, op,
-                                                     opt.algo);
+  detail::all_to_all_broadcast::reduce_scatter<Topo>(c, Topo::shape(call.p()), in, out, op, opt);
 }
 
 }  // namespace topocoll

@@ -62,6 +62,9 @@ struct cost_model {
   double tw_us_per_byte = 2e-4;  // per byte (about 5 GB/s)
   double busy_ts = 1.0;          // t_s's factor when every rank communicates
   double busy_tw = 1.0;          // t_w's factor when every rank communicates
+  // A reduction's partial travels in segments of about this size, each
+  // combined as it arrives, while it is still in cache (0: whole).
+  std::size_t segment_bytes = std::size_t{64} << 10;
   constexpr double message(std::size_t bytes) const {
     return ts_us + tw_us_per_byte * static_cast<double>(bytes);
   }
@@ -74,7 +77,7 @@ struct cost_model {
   // The model of a step in which every rank communicates (a fold, a
   // pipeline, an exchange): t_s and t_w at their busy values.
   constexpr cost_model all_busy() const {
-    return {ts_us * busy_ts, tw_us_per_byte * busy_tw, 1.0, 1.0};
+    return {ts_us * busy_ts, tw_us_per_byte * busy_tw, 1.0, 1.0, segment_bytes};
   }
 };
 

@@ -118,7 +118,8 @@ void all_reduce(C& c, const layout& l, std::span<const T> in, std::span<T> out, 
   if (tree_only<Topo>(l) || opt.algo == algorithm::tree ||
       opt.algo == algorithm::reduce_broadcast || reduce_broadcast_wins<Topo, T, Op>(l, in.size(), opt)) {
     const auto t = one_to_all::tree_at_zero<Topo>(l.p);
-    one_to_all::tree_reduce<one_to_all::tree_topology<Topo>>(c, t.l, in_out<T>{in, out}, op, 0, tg);
+    one_to_all::tree_reduce<one_to_all::tree_topology<Topo>>(c, t.l, in_out<T>{in, out}, op,
+                                                             {0, tg, opt.cost.segment_bytes});
     return one_to_all::broadcast_sweep(c, t, out, tg);
   }
   std::span<const T> src = in;  // this rank's (or its pair's) contribution

@@ -531,14 +531,14 @@ std::span<T> reduce_scatter_reversed(C& c, const layout& vl, int w, const fold_m
 // in: p blocks of out.size(); out = block `rank` reduced over every rank.
 template <Topology Topo, Transport C, class T, class Op>
 void reduce_scatter(C& c, const layout& l, std::span<const T> in, std::span<T> out, const Op& op,
-                    algorithm algo) {
+                    const options& opt) {
   constexpr int tg = detail::tag::reduce_scatter;
   const std::size_t m = out.size(), pm = in.size();
-  if (algo == algorithm::tree || tree_only<Topo>(l)) {
+  if (opt.algo == algorithm::tree || tree_only<Topo>(l)) {
     const auto t = one_to_all::tree_at_zero<Topo>(l.p);
     scratch<T> acc(c.rank() == 0 ? pm : 0);
     one_to_all::tree_reduce<one_to_all::tree_topology<Topo>>(c, t.l, in_out<T>{in, acc.span()}, op,
-                                                             0, tg);
+                                                             {0, tg, opt.cost.segment_bytes});
     return one_to_all::tree_scatter<one_to_all::tree_topology<Topo>>(
         c, t.l, in_out<T>{acc.span(), out}, 0, tg);
   }

@@ -179,7 +179,62 @@ struct subtree {
   bool inner() const { return end - v > 1; }
 };
 
-// Algorithm 4.3: in reduced to out at root. The tree is built over virtual
+// Where a tree reduction goes, and the segments its partials travel in.
+struct reduce_to {
+  int root;
+  int tag;
+  std::size_t segment_bytes;  // cost_model::segment_bytes
+};
+
+// A partial of m elements travels whole below two segments of segment_bytes
+// (and for a T without a byte size), else in segments of about that size, so
+// that the receiver combines each while it is still in cache.
+template <class T>
+std::size_t partial_segments(std::size_t m, std::size_t segment_bytes) {
+  if (!std::is_trivially_copyable_v<T> || segment_bytes == 0) return 1;
+  const std::size_t per = std::max<std::size_t>(1, segment_bytes / sizeof(T));
+  return m >= 2 * per ? (m + per - 1) / per : 1;
+}
+
+// A partial sent in r segments, every send posted before the first completes.
+template <Transport C, class T>
+void send_partial(C& c, int peer, int tag, std::span<const T> data, std::size_t r) {
+  if (r == 1) return c.send(peer, tag, data);
+  send_batch<C, T> sends(c, r);
+  for (std::size_t i = 0; i < r; ++i) {
+    const auto [lo, n] = segment(data.size(), r, i);
+    sends.send(peer, tag, data.subspan(lo, n));
+  }
+  sends.wait();
+}
+
+// What a rank combines a child's partial with: src op partial into dst, src
+// being the rank's input for its first child (so the input is not copied
+// first) and dst itself afterwards; seg receives one segment.
+template <class T>
+struct combining {
+  std::span<const T> src;
+  std::span<T> dst;
+  std::span<T> seg;
+  std::size_t segments;
+};
+enum class child_side { higher, lower };  // the ranks the child's partial covers
+
+// A child's partial, received segment by segment, each combined as it arrives.
+template <Transport C, class T, class Op>
+void recv_combine(C& c, int peer, int tag, const combining<T>& b, child_side side, const Op& op) {
+  for (std::size_t i = 0; i < b.segments; ++i) {
+    const auto [lo, n] = segment(b.dst.size(), b.segments, i);
+    const std::span<T> x = b.seg.first(n);
+    c.recv(peer, tag, x);
+    if (side == child_side::lower)
+      combine_into(b.dst.subspan(lo, n), cspan(x), b.src.subspan(lo, n), op);
+    else
+      combine_into(b.dst.subspan(lo, n), b.src.subspan(lo, n), cspan(x), op);
+  }
+}
+
+// Algorithm 4.3: in reduced to out at the root. The tree is built over virtual
 // ranks and every partial covers a contiguous range of them, so rank order is
 // kept when the root is 0, when the relabelling is the XOR of the seeds on
 // binary dimensions (the partner's block is then the lower one iff the root's
@@ -187,26 +242,27 @@ struct subtree {
 // reduction runs towards rank 0 and rank 0 forwards the result to the root:
 // one extra message, as MPICH does for non-commutative operators.
 template <Topology Topo, Transport C, class T, class Op>
-void tree_reduce(C& c, const layout& l, in_out<T> io, const Op& op, int root, int tag) {
+void tree_reduce(C& c, const layout& l, in_out<T> io, const Op& op, reduce_to to) {
   const auto [in, out] = io;
   const bool xor_binary = xor_on_binary_dims<Topo>(l);
+  const int root = to.root;
   const rooted_tree<Topo> t{l, (is_commutative_v<Op, T> || root == 0 || xor_binary) ? root : 0};
   const int rank = c.rank();
-  std::optional<scratch<T>> acc_store, tmp;
+  const std::size_t r = partial_segments<T>(in.size(), to.segment_bytes);
+  std::optional<scratch<T>> acc_store, seg;
   std::span<T> acc;              // this rank's partial, once a child has sent one
   std::span<const T> mine = in;  // what goes to the parent: a leaf sends its input as it is
   for_each_link<Topo, sweep::up>(l, t.to_virtual(rank), [&](const link& e) {
     const int peer = t.to_real(e.peer);
-    if (!e.to_child) return c.send(peer, tag, mine);
-    if (acc.empty()) {  // the root accumulates in place
+    if (!e.to_child) return send_partial(c, peer, to.tag, mine, r);
+    if (!seg) {  // the root accumulates in place
       acc = rank == root && t.root == root ? out : acc_store.emplace(in.size()).span();
-      copy_to(in, acc);
-      tmp.emplace(in.size());
-      mine = acc;
+      seg.emplace(segment(in.size(), r, 0).second);
     }
-    c.recv(peer, tag, tmp->span());
-    const bool child_is_lower = xor_binary && t.root != 0 && (t.root & l.dims[e.dim].stride) != 0;
-    combine(acc, std::span<const T>(tmp->span()), child_is_lower, op);
+    const bool lower = xor_binary && t.root != 0 && (t.root & l.dims[e.dim].stride) != 0;
+    recv_combine(c, peer, to.tag, combining<T>{mine, acc, seg->span(), r},
+                 lower ? child_side::lower : child_side::higher, op);
+    mine = acc;
   });
   forward(c, t.root, root, mine, out, detail::tag::forward);
 }
@@ -292,7 +348,7 @@ void reduce(C& c, const layout& l, in_out<T> io, const Op& op, int root, const o
       return forward(c, chain_root, root, std::span<const T>(dst), out, detail::tag::forward);
     }
   }
-  tree_reduce<Topo>(c, l, io, op, root, detail::tag::reduce);
+  tree_reduce<Topo>(c, l, io, op, {root, detail::tag::reduce, opt.cost.segment_bytes});
 }
 
 template <Topology Topo, Transport C, class T>
