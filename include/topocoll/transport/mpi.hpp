@@ -691,7 +691,8 @@ class Comm {
     if (timed()) {
       usable();
       MPI_Request req;
-      check(MPI_Isend(p, bt.count(), bt.type(), dest, tag, lib_, &req), "MPI_Isend", dest, tag);
+      check(MPI_Isend(p, bt.count(), bt.type(), dest, tag, lib_, &req),
+            "MPI_Send (as MPI_Isend, timed)", dest, tag);
       return complete(req, {waiting::receipt_by, dest, tag, n, 0}, clock::now());
     }
     check(MPI_Send(p, bt.count(), bt.type(), dest, tag, lib_), "MPI_Send", dest, tag);
