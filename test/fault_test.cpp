@@ -226,9 +226,22 @@ BOOST_AUTO_TEST_CASE(bad_settings_in_the_environment_are_rejected) {
       check.throws<std::invalid_argument>([&] { mpi::Comm c(world.base()); },
                                           {"TOPOCOLL_TIMEOUT=2s", "seconds"}, "TOPOCOLL_TIMEOUT");
     }
-    const scoped_env bad("TOPOCOLL_CHECK", "yes");
-    check.throws<std::invalid_argument>([&] { mpi::Comm c(world.base()); },
-                                        {"TOPOCOLL_CHECK=yes"}, "TOPOCOLL_CHECK");
+    {
+      const scoped_env bad("TOPOCOLL_CHECK", "yes");
+      check.throws<std::invalid_argument>([&] { mpi::Comm c(world.base()); },
+                                          {"TOPOCOLL_CHECK=yes"}, "TOPOCOLL_CHECK");
+    }
+    if (world.size() == 1) return;
+    // Settings the ranks must share: every rank throws when one differs.
+    mpi::options o;
+    if (world.rank() == 1) o.timeout = std::chrono::duration<double>(5);
+    check.throws<std::invalid_argument>([&] { mpi::Comm c(world.base(), o); },
+                                        {"timeout here but not on every rank"}, "one timeout");
+    o = {};
+    if (world.rank() == 1) o.check = mpi::options::agreement::on;
+    if (world.rank() == 0) o.check = mpi::options::agreement::off;
+    check.throws<std::invalid_argument>([&] { mpi::Comm c(world.base(), o); },
+                                        {"agreement check is", "not on every rank"}, "one check");
   });
 }
 
