@@ -307,8 +307,8 @@ void add_topocoll(std::vector<contender>& cs, std::initializer_list<algorithm> r
 template <class Make>
 void add_checked(bench& B, std::vector<contender>& cs, std::function<bool()> verify, Make&& make) {
   if (!B.checked) return;
-  cs.push_back({kind::topocoll, "topocoll Hypercube checked", "Hypercube", "auto",
-                make(*B.checked), std::move(verify)});
+  cs.push_back({kind::topocoll, "topocoll Hypercube checked", "Hypercube", "auto", make(*B.checked),
+                std::move(verify)});
 }
 
 // Exact inputs (small integers): every algorithm's sums are exact.
@@ -469,9 +469,8 @@ void run_double(bench& B, std::size_t bytes) {
                    };
                  });
     add_checked(B, cs, verify_out, [&](topocoll::mpi::Comm& c) -> std::function<void()> {
-      return [&] {
-        topocoll::all_reduce<topocoll::Hypercube<>>(c, csp(in), sp(out), std::plus<>{});
-      };
+      return
+          [&] { topocoll::all_reduce<topocoll::Hypercube<>>(c, csp(in), sp(out), std::plus<>{}); };
     });
     B.measure("all_reduce", "double", bytes, cs);
   }

@@ -108,9 +108,11 @@ BOOST_AUTO_TEST_CASE(a_skipped_collective_times_out_naming_the_path_to_the_missi
         const double waited = since(t0);
         check.expect(waited >= timeout_s && waited < timeout_s + 2, "rank ", c.rank(),
                      ": timeout_error after ", waited, " s, timeout ", timeout_s, " s");
-        const std::string what = e.what(), here = topocoll::detail::concat(" on rank ", c.rank(), " of ", p);
+        const std::string what = e.what(),
+                          here = topocoll::detail::concat(" on rank ", c.rank(), " of ", p);
         for (const std::string& part :
-             {std::string("topocoll::all_reduce"), here, topocoll::detail::concat("rank ", e.peer()),
+             {std::string("topocoll::all_reduce"), here,
+              topocoll::detail::concat("rank ", e.peer()),
               topocoll::detail::concat("tag ", e.tag()), std::string("bytes expected"),
               std::string("timed out after")})
           check.expect(what.find(part) != std::string::npos, "rank ", c.rank(), ": \"", what,
@@ -156,7 +158,7 @@ BOOST_AUTO_TEST_CASE(mismatched_counts_under_TOPOCOLL_CHECK_throw_on_every_rank)
   on_every_rank([](mpi::Comm& world, Check& check) {
     const int p = world.size();
     if (p == 1) return;
-    const scoped_env on("TOPOCOLL_CHECK", "1");  // every rank sets it
+    const scoped_env on("TOPOCOLL_CHECK", "1");                         // every rank sets it
     mpi::Comm c = timed_comm(world, mpi::options::agreement::off, 30);  // the variable wins
     check.expect(c.opts().check == mpi::options::agreement::on, "TOPOCOLL_CHECK=1 ignored");
     const int odd = p - 1;
@@ -183,11 +185,15 @@ BOOST_AUTO_TEST_CASE(mismatched_counts_under_TOPOCOLL_CHECK_throw_on_every_rank)
           else
             topocoll::all_reduce<topocoll::Ring>(c, b, b, std::plus<>{});
         },
-        {topocoll::detail::concat("collective: rank ", odd, " has broadcast, rank 0 has all_reduce")},
+        {topocoll::detail::concat("collective: rank ", odd,
+                                  " has broadcast, rank 0 has all_reduce")},
         "collectives differ");
     const topocoll::options tree{topocoll::algorithm::tree};
     check.throws<std::invalid_argument>(
-        [&] { topocoll::broadcast<topocoll::Ring>(c, b, 0, c.rank() == odd ? tree : topocoll::options{}); },
+        [&] {
+          topocoll::broadcast<topocoll::Ring>(c, b, 0,
+                                              c.rank() == odd ? tree : topocoll::options{});
+        },
         {topocoll::detail::concat("algorithm: rank 0 has automatic, rank ", odd, " has tree")},
         "algorithms differ");
     // What may differ does not trip it: all_to_all_v's counts, the root's

@@ -31,8 +31,8 @@ struct collective_info {
 // The collectives of this library, numbered, so that a small fixed record can
 // carry which one a rank called.
 inline constexpr std::string_view collective_names[] = {
-    "broadcast", "reduce",  "all_reduce", "all_gather", "reduce_scatter", "scan",
-    "exclusive_scan", "scatter", "gather", "all_to_all", "all_to_all_v"};
+    "broadcast",      "reduce",  "all_reduce", "all_gather", "reduce_scatter", "scan",
+    "exclusive_scan", "scatter", "gather",     "all_to_all", "all_to_all_v"};
 
 constexpr std::int64_t collective_number(std::string_view name) {
   for (std::size_t i = 0; i < std::size(collective_names); ++i)

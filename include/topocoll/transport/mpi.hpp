@@ -471,9 +471,9 @@ class Comm {
           "topocoll::mpi::Comm: options::max_int_bytes = ", opt.max_int_bytes,
           ", need 1 <= max_int_bytes <= INT_MAX"));
     if (!(opt.timeout.count() >= 0))
-      throw std::invalid_argument(topocoll::detail::concat(
-          "topocoll::mpi::Comm: options::timeout = ", opt.timeout.count(),
-          " s, need >= 0 (0: no timeout)"));
+      throw std::invalid_argument(
+          topocoll::detail::concat("topocoll::mpi::Comm: options::timeout = ", opt.timeout.count(),
+                                   " s, need >= 0 (0: no timeout)"));
     return boost::mpi::communicator(static_cast<MPI_Comm>(comm), boost::mpi::comm_duplicate);
   }
 
@@ -485,10 +485,10 @@ class Comm {
   // Throws if an earlier wait timed out.
   void usable() const {
     if (!broken_->empty())
-      throw timeout_error(topocoll::detail::concat("topocoll::mpi::Comm on rank ", rank_, " of ",
-                                                   size_, " is unusable: an earlier wait timed out (",
-                                                   *broken_, ")"),
-                          -1, -1);
+      throw timeout_error(
+          topocoll::detail::concat("topocoll::mpi::Comm on rank ", rank_, " of ", size_,
+                                   " is unusable: an earlier wait timed out (", *broken_, ")"),
+          -1, -1);
   }
 
   // What a timed wait waits for, to name it in a timeout_error.
@@ -528,25 +528,32 @@ class Comm {
     }
   }
 
+  // What a wait waited for, in words.
+  std::string waited_for(const wait_for& w) const {
+    using topocoll::detail::concat;
+    switch (w.kind) {
+      case waiting::every_rank:
+        return concat("every rank to join the agreement check (an MPI_Iallreduce of ", w.bytes,
+                      " bytes): a rank has not reached ", collective_);
+      case waiting::receipt_by:
+        return concat("rank ", w.peer, " to receive a message (tag ", w.tag, ", ", w.bytes,
+                      " bytes)");
+      default:
+        if (w.serialized)
+          return concat("a message from rank ", w.peer, " (tag ", w.tag, ", ", w.serialized,
+                        " serialized elements expected)");
+        return concat("a message from rank ", w.peer, " (tag ", w.tag, ", ", w.bytes,
+                      " bytes expected)");
+    }
+  }
+
   // Marks the communicator unusable and returns the timeout's text.
   std::string expire(const wait_for& w, clock::time_point start) {
-    using topocoll::detail::concat;
     const double waited =
         std::round(std::chrono::duration<double>(clock::now() - start).count() * 100) / 100;
-    const std::string what =
-        w.kind == waiting::every_rank ? concat("every rank to join the agreement check (an MPI_"
-                                               "Iallreduce of ",
-                                               w.bytes, " bytes): a rank has not reached ",
-                                               collective_)
-        : w.kind == waiting::receipt_by
-            ? concat("rank ", w.peer, " to receive a message (tag ", w.tag, ", ", w.bytes,
-                     " bytes)")
-        : w.serialized ? concat("a message from rank ", w.peer, " (tag ", w.tag, ", ",
-                                w.serialized, " serialized elements expected)")
-                       : concat("a message from rank ", w.peer, " (tag ", w.tag, ", ", w.bytes,
-                                " bytes expected)");
-    *broken_ = concat("topocoll::", collective_.empty() ? "mpi::Comm" : collective_, " on rank ",
-                      rank_, " of ", size_, ": timed out after ", waited, " s waiting for ", what);
+    *broken_ = topocoll::detail::concat(
+        "topocoll::", collective_.empty() ? "mpi::Comm" : collective_, " on rank ", rank_, " of ",
+        size_, ": timed out after ", waited, " s waiting for ", waited_for(w));
     return *broken_;
   }
 
@@ -615,11 +622,10 @@ class Comm {
     constexpr int n = 5;
     static constexpr const char* field[n] = {"collective", "root", "count", "element size",
                                              "algorithm"};
-    const long mine[n] = {static_cast<long>(collective_number(info.name)), info.root,
-                          info.count == collective_info::count_varies
-                              ? -1L
-                              : static_cast<long>(info.count),
-                          static_cast<long>(info.element_size), static_cast<long>(info.algo)};
+    const long mine[n] = {
+        static_cast<long>(collective_number(info.name)), info.root,
+        info.count == collective_info::count_varies ? -1L : static_cast<long>(info.count),
+        static_cast<long>(info.element_size), static_cast<long>(info.algo)};
     // With a timeout the record is on the heap: after a timeout the
     // MPI_Iallreduce stays pending (MPI forbids freeing a collective's
     // request) and may still write there, so it is left to MPI for good.
@@ -633,8 +639,8 @@ class Comm {
     }
     if (timed()) {
       MPI_Request req;
-      check(MPI_Iallreduce(in, out, 2 * n, MPI_LONG_INT, MPI_MINLOC, lib_, &req),
-            "MPI_Iallreduce", -1, -1);
+      check(MPI_Iallreduce(in, out, 2 * n, MPI_LONG_INT, MPI_MINLOC, lib_, &req), "MPI_Iallreduce",
+            -1, -1);
       const auto start = clock::now();
       int done = 0;
       auto completed = [&] {
@@ -646,8 +652,7 @@ class Comm {
         timed_out({waiting::every_rank, -1, -1, 2 * n * sizeof(value_at), 0}, start);
       }
     } else {  // twice as fast as MPI_Iallreduce + MPI_Wait (Open MPI 4.1, np 4)
-      check(MPI_Allreduce(in, out, 2 * n, MPI_LONG_INT, MPI_MINLOC, lib_), "MPI_Allreduce", -1,
-            -1);
+      check(MPI_Allreduce(in, out, 2 * n, MPI_LONG_INT, MPI_MINLOC, lib_), "MPI_Allreduce", -1, -1);
     }
     std::string differ;
     for (int f = 0; f < n; ++f) {
@@ -848,8 +853,8 @@ class Comm {
   boost::mpi::communicator lib_;
   int rank_ = 0;
   int size_ = 1;
-  bool check_ = false;                // the agreement check is on
-  std::string_view collective_;       // the collective running, for a timeout's text
+  bool check_ = false;           // the agreement check is on
+  std::string_view collective_;  // the collective running, for a timeout's text
   // The first timeout's text once one occurred; shared by the copies (they
   // share the duplicate, and what is in flight on it).
   std::shared_ptr<std::string> broken_ = std::make_shared<std::string>();
