@@ -4,7 +4,11 @@
 //
 //   mpiexec -n 4 collectives_bench [--csv FILE] [--max-bytes N] [--min-bytes N]
 //                                  [--only NAME[,NAME...]] [--reps-scale X] [--no-strings]
-//                                  [--calibrate] [--loop]
+//                                  [--calibrate] [--loop] [--checked]
+//
+// --checked adds broadcast and all_reduce on Hypercube<> through a Comm with
+// the agreement check on (mpi::options::check), "topocoll Hypercube checked",
+// beside the same calls unchecked: the check's cost per call.
 //
 // Method. For one collective and one message size, every contender (topocoll
 // Topo/algorithm, native MPI, Boost.MPI) is called once to warm up and to
@@ -74,6 +78,7 @@ struct settings {
   double reps_scale = 1.0;
   bool strings = true;
   bool loop = false;  // --loop: every size timed as a loop of back-to-back calls
+  bool checked = false;  // also the Hypercube calls with the agreement check on
   std::vector<std::string> only;
   std::string csv;
   topocoll::cost_model cost;  // every topocoll contender's; --calibrate measures it
@@ -160,6 +165,7 @@ struct result_row {
 struct bench {
   bmpi::communicator world;
   topocoll::mpi::Comm comm{world};
+  std::optional<topocoll::mpi::Comm> checked;  // --checked: a Comm with the agreement check on
   settings set;
   std::vector<result_row> rows;
   int rank = world.rank(), p = world.size();
@@ -312,6 +318,15 @@ void add_topocoll(const topocoll::cost_model& cost, std::vector<contender>& cs, 
   });
 }
 
+// --checked: Hypercube<>'s automatic call on a Comm with the agreement check
+// on ("topocoll Hypercube checked"), beside the same call unchecked.
+template <class Make>
+void add_checked(bench& B, std::vector<contender>& cs, std::function<bool()> verify, Make&& make) {
+  if (!B.checked) return;
+  cs.push_back({kind::topocoll, "topocoll Hypercube checked", "Hypercube", "auto", make(*B.checked),
+                std::move(verify)});
+}
+
 // Exact inputs (small integers): every algorithm's sums are exact.
 std::vector<double> input(int r, std::size_t m, int salt = 0) {
   std::vector<double> v(m);
@@ -428,6 +443,9 @@ void run_double(bench& B, std::size_t bytes) {
                  reset_verify, [&]<class Topo>(topocoll::options o) -> std::function<void()> {
                    return [&, o] { topocoll::broadcast<Topo>(B.comm, sp(buf), 0, o); };
                  });
+    add_checked(B, cs, reset_verify, [&](topocoll::mpi::Comm& c) -> std::function<void()> {
+      return [&] { topocoll::broadcast<topocoll::Hypercube<>>(c, sp(buf), 0); };
+    });
     B.measure("broadcast", "double", bytes, cs);
   }
   if (B.wanted("reduce")) {
@@ -466,6 +484,10 @@ void run_double(bench& B, std::size_t bytes) {
                      topocoll::all_reduce<Topo>(B.comm, csp(in), sp(out), std::plus<>{}, o);
                    };
                  });
+    add_checked(B, cs, verify_out, [&](topocoll::mpi::Comm& c) -> std::function<void()> {
+      return
+          [&] { topocoll::all_reduce<topocoll::Hypercube<>>(c, csp(in), sp(out), std::plus<>{}); };
+    });
     B.measure("all_reduce", "double", bytes, cs);
   }
   if (B.wanted("reduce_scatter")) {
@@ -868,6 +890,8 @@ int main(int argc, char** argv) {
       calibrate = true;
     else if (a == "--loop")
       B.set.loop = true;
+    else if (a == "--checked")
+      B.set.checked = true;
     else if (a == "--only") {  // a later --only replaces an earlier one, like the other flags
       B.set.only.clear();
       std::stringstream ss(val());
@@ -876,9 +900,15 @@ int main(int argc, char** argv) {
       if (B.rank == 0)
         std::fprintf(stderr,
                      "usage: collectives_bench [--csv FILE] [--min-bytes N] [--max-bytes N] "
-                     "[--only a,b] [--reps-scale X] [--no-strings] [--calibrate] [--loop]\n");
+                     "[--only a,b] [--reps-scale X] [--no-strings] [--calibrate] [--loop] "
+                     "[--checked]\n");
       return 2;
     }
+  }
+  if (B.set.checked) {
+    topocoll::mpi::options o;
+    o.check = topocoll::mpi::options::agreement::on;
+    B.checked.emplace(B.world, o);
   }
   const double t0 = MPI_Wtime();
   if (calibrate) B.set.cost = topocoll::model::calibrate(B.comm).cost;

@@ -1,12 +1,14 @@
-# topocoll_add_mpi_test(<target> RANKS <n>... [TIMEOUT <s>] [ARGS <arg>...])
+# topocoll_add_mpi_test(<target> RANKS <n>... [TIMEOUT <s>] [ARGS <arg>...]
+#                       [SUFFIX <s>] [ENV <VAR=value>...] [PASS <regex>] [LABELS <l>...])
 #
-# Adds one ctest per rank count, "<target>.np<n>", running the target through
-# mpiexec. With Open MPI the run is oversubscribed, unbound and yielding (a
+# Adds one ctest per rank count, "<target><SUFFIX>.np<n>", running the target
+# through mpiexec, with ENV set, labelled mpi (and LABELS); PASS: the test
+# passes when its output matches the regex, whatever the exit code. With Open MPI the run is oversubscribed, unbound and yielding (a
 # laptop or CI box has fewer cores than ranks) and allowed as root.
 include_guard(GLOBAL)
 
 function(topocoll_add_mpi_test target)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "RANKS;ARGS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT;SUFFIX;PASS" "RANKS;ARGS;ENV;LABELS" ${ARGN})
   if(NOT ARG_RANKS)
     set(ARG_RANKS 1 2 3 4 5 8)
   endif()
@@ -25,10 +27,10 @@ function(topocoll_add_mpi_test target)
     endif()
   endif()
   set(flags ${MPIEXEC_PREFLAGS})
-  set(env "")
+  set(env ${ARG_ENV})
   if(TOPOCOLL_MPIEXEC_IS_OPENMPI)
     list(APPEND flags --oversubscribe --bind-to none --mca mpi_yield_when_idle 1)
-    set(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1)
+    list(APPEND env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1)
   endif()
   # Under AddressSanitizer, LeakSanitizer reports Open MPI's own allocations
   # (from components it has already dlclose'd, so they cannot be suppressed by
@@ -37,10 +39,14 @@ function(topocoll_add_mpi_test target)
     list(APPEND env "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1")
   endif()
   foreach(n IN LISTS ARG_RANKS)
-    add_test(NAME ${target}.np${n}
+    set(test ${target}${ARG_SUFFIX}.np${n})
+    add_test(NAME ${test}
              COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${flags}
                      $<TARGET_FILE:${target}> ${MPIEXEC_POSTFLAGS} ${ARG_ARGS})
-    set_tests_properties(${target}.np${n} PROPERTIES TIMEOUT ${ARG_TIMEOUT} PROCESSORS 2
-                         ENVIRONMENT "${env}" LABELS mpi)
+    set_tests_properties(${test} PROPERTIES TIMEOUT ${ARG_TIMEOUT} PROCESSORS 2
+                         ENVIRONMENT "${env}" LABELS "mpi;${ARG_LABELS}")
+    if(ARG_PASS)
+      set_tests_properties(${test} PROPERTIES PASS_REGULAR_EXPRESSION "${ARG_PASS}")
+    endif()
   endforeach()
 endfunction()

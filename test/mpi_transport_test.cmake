@@ -8,3 +8,7 @@ target_compile_definitions(mpi_transport_test PRIVATE BOOST_TEST_DYN_LINK BOOST_
 target_include_directories(mpi_transport_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 topocoll_add_mpi_test(mpi_transport_test RANKS 1 2 3 4 5 8 TIMEOUT 600
                       ARGS --log_level=warning --report_level=short)
+# The same with every wait timed (TOPOCOLL_TIMEOUT): the polling receive and
+# the tested sends keep the size checks and the results of the untimed calls.
+topocoll_add_mpi_test(mpi_transport_test RANKS 4 SUFFIX .timed TIMEOUT 600
+                      ENV TOPOCOLL_TIMEOUT=120 ARGS --log_level=warning --report_level=short)

@@ -4,6 +4,7 @@
 //   "topocoll::reduce on rank 3 of 8: root 9 is outside [0, 8)"
 //
 //   const auto [call, in, out] = detail::open_call<Topo>("scan", c, input, output);
+//   const detail::collective_scope scope(c, call.info(in, opt.algo));
 //   call.size("out (in.size())", out.size(), in.size());
 //   call.algorithm(opt.algo, {algorithm::recursive_doubling});
 //   call.in_place(in, out, 0);
@@ -22,6 +23,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "../core/collective_info.hpp"
 #include "../core/concepts.hpp"
 #include "../core/elementwise.hpp"
 #include "../core/errors.hpp"
@@ -40,6 +42,14 @@ class call_args {
 
   int rank() const { return rank_; }
   int p() const { return p_; }
+
+  // What this call tells a transport that listens (core/collective_info.hpp):
+  // the buffer whose length every rank passes alike, `algo` as asked.
+  template <class T>
+  collective_info info(std::span<T> per_rank, topocoll::algorithm algo,
+                       int root = collective_info::no_root) const {
+    return {name_, root, per_rank.size(), sizeof(T), algo};
+  }
 
   template <class... Args>
   [[noreturn]] void reject(Args&&... what) const {
@@ -119,6 +129,33 @@ class call_args {
   std::string (*topology_)();
   int rank_, p_;
 };
+
+// Tells a transport that listens (CollectiveAwareTransport: mpi::Comm) that a
+// collective begins, and that it ended when the scope closes, normally or by
+// an exception. Declared first in a collective, before any argument check
+// that might reject one rank alone: the transport may check that every rank
+// agrees, and throw on every rank if not. Nothing at all for other transports.
+template <Transport C>
+class collective_scope {
+ public:
+  collective_scope(C& c, const collective_info& info) : c_(c) {
+    if constexpr (CollectiveAwareTransport<C>) c.begin_collective(info);
+  }
+  ~collective_scope() {
+    if constexpr (CollectiveAwareTransport<C>) c_.end_collective();
+  }
+  collective_scope(const collective_scope&) = delete;
+  collective_scope& operator=(const collective_scope&) = delete;
+
+ private:
+  C& c_;
+};
+
+// The same, for a collective whose counts differ between ranks by design.
+inline collective_info counts_vary(collective_info info) {
+  info.count = collective_info::count_varies;
+  return info;
+}
 
 // An algorithm that runs along linear dimensions only (`linear`: pipelined,
 // bidirectional) forced on a topology that has others; `instead` names the

@@ -32,6 +32,7 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
 requires ReductionBuffers<In, Out, Op>
 void reduce_scatter(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
   const auto [call, in, out] = detail::open_call<Topo>("reduce_scatter", c, input, output);
+  const detail::collective_scope scope(c, call.info(out, opt.algo));
   call.size("in (p * out.size())", in.size(), static_cast<std::size_t>(call.p()) * out.size());
   call.algorithm(opt.algo, {algorithm::tree});
   call.in_place(in, out, 0);

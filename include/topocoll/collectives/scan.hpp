@@ -32,6 +32,7 @@ template <Topology Topo, prefix::scan_kind Kind, Transport C, class In, class Ou
 void checked_scan(C& c, In&& input, Out&& output, const Op& op, const options& opt) {
   const auto [call, in, out] = open_call<Topo>(
       Kind == prefix::scan_kind::inclusive ? "scan" : "exclusive_scan", c, input, output);
+  const collective_scope scope(c, call.info(in, opt.algo));
   call.size("out (in.size())", out.size(), in.size());
   call.algorithm(opt.algo, {algorithm::recursive_doubling});
   call.in_place(in, out, 0);

@@ -31,6 +31,23 @@ class aborted_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A blocking wait outlasted the transport's timeout (mpi::Comm with
+// TOPOCOLL_TIMEOUT or mpi::options::timeout). what() names the collective,
+// this rank and p, the peer waited for, the tag, the bytes expected and the
+// seconds waited; peer() and tag() give the same as numbers (peer -1: the
+// wait was on every rank at once, as in the agreement check).
+class timeout_error : public std::runtime_error {
+ public:
+  timeout_error(const std::string& what, int peer, int tag)
+      : std::runtime_error(what), peer_(peer), tag_(tag) {}
+  int peer() const noexcept { return peer_; }
+  int tag() const noexcept { return tag_; }
+
+ private:
+  int peer_;
+  int tag_;
+};
+
 namespace detail {
 
 template <class... Args>

@@ -50,6 +50,31 @@
 // costs about 0.1-0.2 us per message against MPI_Sendrecv / MPI_Recv on Open
 // MPI 4.1 shared memory. sendrecv returns, or throws, only once its send
 // buffer may be reused.
+//
+// Timeouts (off by default). With options::timeout, or TOPOCOLL_TIMEOUT=<s>
+// in the environment when the Comm is built (it takes precedence; 0: off),
+// every blocking wait is bounded: a receive polls (MPI_Improbe), a send or a
+// wait tests (MPI_Isend, MPI_Test), yielding the core between polls and then
+// sleeping, 20 us doubling to 1 ms (no busy spin on an oversubscribed
+// node). A wait that outlasts the timeout throws topocoll::timeout_error
+// naming the collective, this rank and p, the peer, the tag, the bytes
+// expected and the seconds waited. The communicator is unusable from then on
+// (messages of the collective may be in flight): any later call throws
+// timeout_error saying so. Sends still pending are handed to MPI
+// (MPI_Request_free) and may read their buffers later: end the job (or at
+// least keep those buffers). Without a timeout the calls are the untimed ones
+// above, unchanged.
+//
+// Agreement checks. When options::check is on (TOPOCOLL_CHECK=1 takes
+// precedence, =0 turns it off; by default on in builds without NDEBUG), every
+// collective first checks that all ranks called the same one with the same
+// root, per-rank count, element size and algorithm: one allreduce of a fixed
+// record of (value, rank) pairs under MPI_MINLOC (MPI_Allreduce, or
+// MPI_Iallreduce polled within the timeout), each field once as v
+// and once as -v, so every rank learns the smallest and the largest value of
+// each field and the lowest rank holding each. If any field differs, every
+// rank throws std::invalid_argument naming the field, both values and a rank
+// holding each, before any message of the collective is sent.
 
 #include <mpi.h>
 
@@ -60,9 +85,13 @@
 #include <boost/mpi/packed_oarchive.hpp>
 #include <boost/serialization/string.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <climits>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -70,11 +99,14 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <type_traits>
 #include <typeinfo>
 #include <utility>
 #include <vector>
 
+#include "../core/collective_info.hpp"
 #include "../core/concepts.hpp"
 #include "../core/errors.hpp"
 #include "../core/flat_string.hpp"
@@ -99,6 +131,14 @@ struct options {
   // as a single message of a derived datatype (blocks of this many bytes plus
   // a remainder). Tests lower it to exercise that path with small messages.
   std::size_t max_int_bytes = static_cast<std::size_t>(INT_MAX);
+  // How long one blocking receive or wait may take before it throws
+  // topocoll::timeout_error. Zero: no limit (the untimed calls).
+  // TOPOCOLL_TIMEOUT=<seconds> takes precedence.
+  std::chrono::duration<double> timeout{0};
+  // Whether every collective first checks that all ranks agree on it.
+  // TOPOCOLL_CHECK=0 or 1 takes precedence.
+  enum class agreement { by_build, off, on };
+  agreement check = agreement::by_build;  // on without NDEBUG
 };
 
 namespace detail {
@@ -166,6 +206,35 @@ class byte_type {
 
 using packed_buffer = boost::mpi::packed_oarchive::buffer_type;
 
+// opt as the environment amends it: TOPOCOLL_TIMEOUT=<seconds> (0: no
+// timeout) and TOPOCOLL_CHECK=0|1, when set, take precedence.
+inline options from_environment(options opt) {
+  if (const char* v = std::getenv("TOPOCOLL_TIMEOUT"); v && *v) {
+    char* end = nullptr;
+    const double s = std::strtod(v, &end);
+    if (*end != '\0' || !std::isfinite(s) || s < 0)
+      throw std::invalid_argument(concat("topocoll::mpi::Comm: TOPOCOLL_TIMEOUT=", v,
+                                         " is not a number of seconds >= 0 (0: no timeout)"));
+    opt.timeout = std::chrono::duration<double>(s);
+  }
+  if (const char* v = std::getenv("TOPOCOLL_CHECK"); v && *v) {
+    const std::string_view c(v);
+    if (c != "0" && c != "1")
+      throw std::invalid_argument(
+          concat("topocoll::mpi::Comm: TOPOCOLL_CHECK=", v, " is neither 0 (off) nor 1 (on)"));
+    opt.check = c == "1" ? options::agreement::on : options::agreement::off;
+  }
+  return opt;
+}
+
+inline bool checking(options::agreement a) {
+#ifdef NDEBUG
+  return a == options::agreement::on;
+#else
+  return a != options::agreement::off;
+#endif
+}
+
 // std::basic_string of a trivially copyable character type: serialized by
 // hand (core/flat_string.hpp), 3.5x faster than the archive's
 // element-by-element path (64 KiB of 32-character strings: 14 us to pack and
@@ -177,12 +246,27 @@ using topocoll::detail::is_flat_string;
 // One process's handle on a communicator; models topocoll::Transport.
 class Comm {
  public:
-  // Duplicates `comm` (collective over it) and works on the duplicate.
+  // Duplicates `comm` (collective over it) and works on the duplicate. The
+  // ranks must agree on whether the agreement check is on, and on whether
+  // there is a timeout (its length may differ): the check is a blocking
+  // MPI_Allreduce without one and an MPI_Iallreduce with one, and MPI does not
+  // match the two.
   explicit Comm(const boost::mpi::communicator& comm, options opt = {})
-      : base_(comm), lib_(duplicate(comm, opt)), opt_(opt) {
+      : base_(comm), opt_(detail::from_environment(opt)), lib_(duplicate(comm, opt_)) {
     check(MPI_Comm_set_errhandler(lib_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler", -1, -1);
     rank_ = lib_.rank();
     size_ = lib_.size();
+    check_ = detail::checking(opt_.check);
+    int mine[4] = {check_, -int{check_}, timed(), -int{timed()}}, all[4];
+    check(MPI_Allreduce(mine, all, 4, MPI_INT, MPI_MIN, lib_), "MPI_Allreduce", -1, -1);
+    if (all[0] != -all[1])
+      topocoll::detail::invalid("mpi::Comm", rank_, size_, "the agreement check is ",
+                                check_ ? "on" : "off", " here but not on every rank (",
+                                "TOPOCOLL_CHECK, mpi::options::check, NDEBUG)");
+    if (all[2] != -all[3])
+      topocoll::detail::invalid("mpi::Comm", rank_, size_, "there is ", timed() ? "a" : "no",
+                                " timeout here but not on every rank (TOPOCOLL_TIMEOUT, "
+                                "mpi::options::timeout): give every rank one, or none");
   }
 
   int rank() const { return rank_; }
@@ -192,7 +276,25 @@ class Comm {
   // duplicate every library message travels on.
   const boost::mpi::communicator& base() const { return base_; }
   const boost::mpi::communicator& library_communicator() const { return lib_; }
+  // The options in force (the environment's TOPOCOLL_TIMEOUT and
+  // TOPOCOLL_CHECK applied).
   const options& opts() const { return opt_; }
+
+  // Called by every collective as it begins and ends (core/collective_info.hpp,
+  // collectives/arguments.hpp): the collective is named in a timeout, and,
+  // with the agreement check on, every rank checks that all agree on it.
+  void begin_collective(const collective_info& info) {
+    if (timed()) usable();
+    collective_ = info.name;
+    if (!check_ || size_ == 1) return;
+    try {
+      agree(info);
+    } catch (...) {
+      collective_ = {};
+      throw;
+    }
+  }
+  void end_collective() { collective_ = {}; }
 
   // The communicator of the ranks here that pass the same color (>= 0),
   // ranked by key, then by their rank here: MPI_Comm_split of the library's
@@ -203,6 +305,7 @@ class Comm {
   // after taking part in the split as MPI_UNDEFINED, so the other ranks are
   // not left waiting and still get theirs.
   Comm split(int color, int key) {
+    if (timed()) usable();
     MPI_Comm sub = MPI_COMM_NULL;
     check(MPI_Comm_split(lib_, color < 0 ? MPI_UNDEFINED : color, key, &sub), "MPI_Comm_split", -1,
           -1);
@@ -245,13 +348,15 @@ class Comm {
     request(request&& o) noexcept
         : req_(std::exchange(o.req_, MPI_REQUEST_NULL)),
           buf_(std::move(o.buf_)),
-          orphans_(std::move(o.orphans_)) {}
+          orphans_(std::move(o.orphans_)),
+          to_(o.to_) {}
     request& operator=(request&& o) noexcept {
       if (this != &o) {
         abandon();
         req_ = std::exchange(o.req_, MPI_REQUEST_NULL);
         buf_ = std::move(o.buf_);
         orphans_ = std::move(o.orphans_);
+        to_ = o.to_;
       }
       return *this;
     }
@@ -269,6 +374,10 @@ class Comm {
     MPI_Request req_ = MPI_REQUEST_NULL;
     detail::packed_buffer buf_;  // the serialized message, for a non-trivially-copyable T
     std::shared_ptr<std::vector<detail::packed_buffer>> orphans_;  // the Comm's, for abandon()
+    struct {
+      int dest = -1, tag = -1;
+      std::size_t bytes = 0;
+    } to_;  // where it goes, to name in a timeout
   };
 
   // Starts a send (MPI_Isend) and returns at once. A trivially copyable span
@@ -277,6 +386,7 @@ class Comm {
   template <class T>
   request isend(int dest, int tag, std::span<const T> data) {
     check_peer("isend", "destination", dest);
+    if (timed()) usable();
     request r;
     if constexpr (!std::is_trivially_copyable_v<T>) {
       if (!spare_.empty()) {  // a buffer a completed isend gave back: no allocation
@@ -287,6 +397,7 @@ class Comm {
       r.orphans_ = orphans_;
     }
     const bytes b = wire(data, r.buf_);
+    r.to_ = {dest, tag, b.size};
     detail::byte_type bt(b.size, opt_.max_int_bytes);  // MPI keeps the type alive while in use
     check(MPI_Isend(b.data, bt.count(), bt.type(), dest, tag, lib_, &r.req_), "MPI_Isend", dest,
           tag);
@@ -299,6 +410,7 @@ class Comm {
 
   // Completes every request (MPI_Waitall); each is empty afterwards.
   void wait_all(std::span<request> reqs) {
+    if (timed()) return wait_all_timed(reqs);
     constexpr std::size_t small = 32;
     MPI_Request local[small];
     std::vector<MPI_Request> heap;
@@ -313,11 +425,7 @@ class Comm {
     check(rc, "MPI_Waitall (isend)", -1, -1);
     for (request& r : reqs) {
       r.req_ = MPI_REQUEST_NULL;
-      const std::size_t cap = r.buf_.capacity();
-      if (cap != 0 && spare_.size() < max_spare && spare_bytes_ + cap <= workspace_retain_bytes) {
-        spare_bytes_ += cap;
-        spare_.push_back(std::move(r.buf_));
-      }
+      keep_buffer(r);
     }
   }
 
@@ -336,14 +444,20 @@ class Comm {
       check(MPI_Isend(b.data, bt.count(), bt.type(), dest, tag, lib_, &req), "MPI_Isend", dest,
             tag);
     }
+    const wait_for sent{waiting::receipt_by, dest, tag, b.size, 0};
     try {
       receive(source, tag, in);
     } catch (...) {
       // The caller may reuse or free `out` once we leave: complete the send
-      // first. Its partner runs the matching sendrecv, so it will arrive.
-      MPI_Wait(&req, MPI_STATUS_IGNORE);
+      // first. Its partner runs the matching sendrecv, so it will arrive
+      // (with a timeout: unless the receive timed out, or within the limit).
+      if (timed())
+        settle(req, sent);
+      else
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
       throw;
     }
+    if (timed()) return complete(req, sent, clock::now());
     check(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait (send)", dest, tag);
   }
 
@@ -356,7 +470,220 @@ class Comm {
       throw std::invalid_argument(topocoll::detail::concat(
           "topocoll::mpi::Comm: options::max_int_bytes = ", opt.max_int_bytes,
           ", need 1 <= max_int_bytes <= INT_MAX"));
+    if (!(opt.timeout.count() >= 0))
+      throw std::invalid_argument(
+          topocoll::detail::concat("topocoll::mpi::Comm: options::timeout = ", opt.timeout.count(),
+                                   " s, need >= 0 (0: no timeout)"));
     return boost::mpi::communicator(static_cast<MPI_Comm>(comm), boost::mpi::comm_duplicate);
+  }
+
+  // ---- timeouts
+  using clock = std::chrono::steady_clock;
+
+  bool timed() const { return opt_.timeout.count() > 0; }
+
+  // Throws if an earlier wait timed out.
+  void usable() const {
+    if (!broken_->empty())
+      throw timeout_error(
+          topocoll::detail::concat("topocoll::mpi::Comm on rank ", rank_, " of ", size_,
+                                   " is unusable: an earlier wait timed out (", *broken_, ")"),
+          -1, -1);
+  }
+
+  // What a timed wait waits for, to name it in a timeout_error.
+  enum class waiting { message_from, receipt_by, every_rank };
+  struct wait_for {
+    waiting kind;
+    int peer;                // -1: every rank
+    int tag;                 // -1: none (a collective of MPI)
+    std::size_t bytes;       // expected
+    std::size_t serialized;  // > 0: a serialized message of this many elements (bytes unknown)
+  };
+
+  template <class T>
+  wait_for expecting(int source, int tag, std::span<T> data) const {
+    if constexpr (std::is_trivially_copyable_v<T>)
+      return {waiting::message_from, source, tag, data.size_bytes(), 0};
+    else
+      return {waiting::message_from, source, tag, 0, data.size()};
+  }
+
+  // Calls done() until it returns true (then true) or the timeout has passed
+  // since start (then false). It yields the core at first, then sleeps, 20 us
+  // doubling to 1 ms: the ranks it waits for may need the core.
+  template <class Done>
+  bool poll(Done&& done, clock::time_point start) const {
+    const auto deadline = start + std::chrono::duration_cast<clock::duration>(opt_.timeout);
+    auto nap = std::chrono::microseconds(20);
+    for (int i = 0;; ++i) {
+      if (done()) return true;
+      if (clock::now() >= deadline) return false;
+      if (i < 100) {
+        std::this_thread::yield();
+        continue;
+      }
+      std::this_thread::sleep_for(nap);
+      nap = std::min(nap * 2, std::chrono::microseconds(1000));
+    }
+  }
+
+  // What a wait waited for, in words.
+  std::string waited_for(const wait_for& w) const {
+    using topocoll::detail::concat;
+    switch (w.kind) {
+      case waiting::every_rank:
+        return concat("every rank to join the agreement check (an MPI_Iallreduce of ", w.bytes,
+                      " bytes): a rank has not reached ", collective_);
+      case waiting::receipt_by:
+        return concat("rank ", w.peer, " to receive a message (tag ", w.tag, ", ", w.bytes,
+                      " bytes)");
+      default:
+        if (w.serialized)
+          return concat("a message from rank ", w.peer, " (tag ", w.tag, ", ", w.serialized,
+                        " serialized elements expected)");
+        return concat("a message from rank ", w.peer, " (tag ", w.tag, ", ", w.bytes,
+                      " bytes expected)");
+    }
+  }
+
+  // Marks the communicator unusable and returns the timeout's text.
+  std::string expire(const wait_for& w, clock::time_point start) {
+    const double waited =
+        std::round(std::chrono::duration<double>(clock::now() - start).count() * 100) / 100;
+    *broken_ = topocoll::detail::concat(
+        "topocoll::", collective_.empty() ? "mpi::Comm" : collective_, " on rank ", rank_, " of ",
+        size_, ": timed out after ", waited, " s waiting for ", waited_for(w));
+    return *broken_;
+  }
+
+  [[noreturn]] void timed_out(const wait_for& w, clock::time_point start) {
+    const std::string what = expire(w, start);
+    throw timeout_error(what + "; the communicator is unusable from now on", w.peer, w.tag);
+  }
+
+  // Whether req completed within the timeout; if not, it is handed to MPI
+  // (MPI_Request_free) and the communicator marked unusable.
+  bool settle(MPI_Request& req, const wait_for& w, clock::time_point start = clock::now()) {
+    int done = 0;
+    auto completed = [&] {
+      check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPI_Test", w.peer, w.tag);
+      return done != 0;
+    };
+    if (broken_->empty() && poll(completed, start)) return true;
+    MPI_Request_free(&req);
+    if (broken_->empty()) expire(w, start);
+    return false;
+  }
+
+  // Completes req within the timeout, or throws timeout_error.
+  void complete(MPI_Request& req, const wait_for& w, clock::time_point start) {
+    if (!settle(req, w, start))
+      throw timeout_error(*broken_ + "; the communicator is unusable from now on", w.peer, w.tag);
+  }
+
+  // wait_all within the timeout (one deadline for all); a request that does
+  // not complete stays in its `request`, which hands it to MPI when destroyed.
+  void wait_all_timed(std::span<request> reqs) {
+    usable();
+    const auto start = clock::now();
+    for (request& r : reqs) {
+      int done = 0;
+      auto completed = [&] {
+        check(MPI_Test(&r.req_, &done, MPI_STATUS_IGNORE), "MPI_Test (isend)", r.to_.dest,
+              r.to_.tag);
+        return done != 0;
+      };
+      if (r.req_ != MPI_REQUEST_NULL && !poll(completed, start))
+        timed_out({waiting::receipt_by, r.to_.dest, r.to_.tag, r.to_.bytes, 0}, start);
+    }
+    for (request& r : reqs) keep_buffer(r);
+  }
+
+  // Keeps a completed request's serialization buffer for the next isend.
+  void keep_buffer(request& r) {
+    const std::size_t cap = r.buf_.capacity();
+    if (cap != 0 && spare_.size() < max_spare && spare_bytes_ + cap <= workspace_retain_bytes) {
+      spare_bytes_ += cap;
+      spare_.push_back(std::move(r.buf_));
+    }
+  }
+
+  // ---- the agreement check
+  // One allreduce of (value, rank) pairs under MPI_MINLOC: every field
+  // once as v and once as -v, so each rank learns the smallest and the
+  // largest value of every field and the lowest rank holding each. Every rank
+  // sees the same result, so all throw, or none.
+  void agree(const collective_info& info) {
+    struct value_at {  // MPI_LONG_INT
+      long value;
+      int rank;
+    };
+    constexpr int n = 5;
+    static constexpr const char* field[n] = {"collective", "root", "count", "element size",
+                                             "algorithm"};
+    const long mine[n] = {
+        static_cast<long>(collective_number(info.name)), info.root,
+        info.count == collective_info::count_varies ? -1L : static_cast<long>(info.count),
+        static_cast<long>(info.element_size), static_cast<long>(info.algo)};
+    // With a timeout the record is on the heap: after a timeout the
+    // MPI_Iallreduce stays pending (MPI forbids freeing a collective's
+    // request) and may still write there, so it is left to MPI for good.
+    value_at local[4 * n];
+    std::unique_ptr<value_at[]> heap(timed() ? new value_at[4 * n] : nullptr);
+    value_at* const in = heap ? heap.get() : local;
+    value_at* const out = in + 2 * n;
+    for (int f = 0; f < n; ++f) {
+      in[2 * f] = {mine[f], rank_};
+      in[2 * f + 1] = {-mine[f], rank_};
+    }
+    if (timed()) {
+      MPI_Request req;
+      check(MPI_Iallreduce(in, out, 2 * n, MPI_LONG_INT, MPI_MINLOC, lib_, &req), "MPI_Iallreduce",
+            -1, -1);
+      const auto start = clock::now();
+      int done = 0;
+      auto completed = [&] {
+        check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPI_Test (agreement check)", -1, -1);
+        return done != 0;
+      };
+      if (!poll(completed, start)) {
+        (void)heap.release();
+        timed_out({waiting::every_rank, -1, -1, 2 * n * sizeof(value_at), 0}, start);
+      }
+    } else {  // twice as fast as MPI_Iallreduce + MPI_Wait (Open MPI 4.1, np 4)
+      check(MPI_Allreduce(in, out, 2 * n, MPI_LONG_INT, MPI_MINLOC, lib_), "MPI_Allreduce", -1, -1);
+    }
+    std::string differ;
+    for (int f = 0; f < n; ++f) {
+      const long lo = out[2 * f].value, hi = -out[2 * f + 1].value;
+      if (lo != hi)
+        differ += topocoll::detail::concat(differ.empty() ? "" : "; ", field[f], ": rank ",
+                                           out[2 * f].rank, " has ", shown(f, lo), ", rank ",
+                                           out[2 * f + 1].rank, " has ", shown(f, hi));
+    }
+    if (!differ.empty())
+      topocoll::detail::invalid(info.name, rank_, size_,
+                                "the ranks disagree on this call (agreement check): ", differ);
+  }
+
+  // A field of the agreement record in words.
+  static std::string shown(int field, long v) {
+    using topocoll::detail::concat;
+    switch (field) {
+      case 0:
+        return v >= 0 && v < static_cast<long>(std::size(collective_names))
+                   ? std::string(collective_names[v])
+                   : std::string("a collective unknown to the check");
+      case 1:
+        return v == collective_info::no_root ? std::string("no root") : concat(v);
+      case 2:
+        return v < 0 ? std::string("counts that vary by rank") : concat(v);
+      case 3:
+        return concat(v, " bytes");
+      default:
+        return std::string(to_string(static_cast<algorithm>(v)));
+    }
   }
 
   void check(int rc, const char* call, int peer, int tag) const {
@@ -375,6 +702,13 @@ class Comm {
 
   void send_bytes(int dest, int tag, const void* p, std::size_t n) {
     detail::byte_type bt(n, opt_.max_int_bytes);
+    if (timed()) {
+      usable();
+      MPI_Request req;
+      check(MPI_Isend(p, bt.count(), bt.type(), dest, tag, lib_, &req),
+            "MPI_Send (as MPI_Isend, timed)", dest, tag);
+      return complete(req, {waiting::receipt_by, dest, tag, n, 0}, clock::now());
+    }
     check(MPI_Send(p, bt.count(), bt.type(), dest, tag, lib_), "MPI_Send", dest, tag);
   }
 
@@ -383,6 +717,24 @@ class Comm {
   std::size_t probe(int source, int tag, MPI_Message& msg) {
     MPI_Status st;
     check(MPI_Mprobe(source, tag, lib_, &msg, &st), "MPI_Mprobe", source, tag);
+    return message_size(st, source, tag);
+  }
+
+  // The same within the timeout: polls with MPI_Improbe.
+  std::size_t timed_probe(int source, int tag, MPI_Message& msg, const wait_for& w) {
+    usable();
+    const auto start = clock::now();
+    MPI_Status st;
+    int found = 0;
+    auto arrived = [&] {
+      check(MPI_Improbe(source, tag, lib_, &found, &msg, &st), "MPI_Improbe", source, tag);
+      return found != 0;
+    };
+    if (!poll(arrived, start)) timed_out(w, start);
+    return message_size(st, source, tag);
+  }
+
+  std::size_t message_size(const MPI_Status& st, int source, int tag) {
     MPI_Count n = 0;
     check(MPI_Get_elements_x(&st, MPI_BYTE, &n), "MPI_Get_elements_x", source, tag);
     return static_cast<std::size_t>(n);
@@ -405,7 +757,8 @@ class Comm {
   template <class T>
   void receive(int source, int tag, std::span<T> data) {
     MPI_Message msg;
-    const std::size_t n = probe(source, tag, msg);
+    const std::size_t n = timed() ? timed_probe(source, tag, msg, expecting(source, tag, data))
+                                  : probe(source, tag, msg);
     if constexpr (std::is_trivially_copyable_v<T>) {
       if (n != data.size_bytes()) {
         discard(msg, n, source, tag);
@@ -496,10 +849,15 @@ class Comm {
   }
 
   boost::mpi::communicator base_;
+  options opt_;  // before lib_: the duplicate is made with the options in force
   boost::mpi::communicator lib_;
-  options opt_;
   int rank_ = 0;
   int size_ = 1;
+  bool check_ = false;           // the agreement check is on
+  std::string_view collective_;  // the collective running, for a timeout's text
+  // The first timeout's text once one occurred; shared by the copies (they
+  // share the duplicate, and what is in flight on it).
+  std::shared_ptr<std::string> broken_ = std::make_shared<std::string>();
   // Serialization buffers (non-trivially-copyable T only), kept to reuse
   // their capacity.
   detail::packed_buffer sbuf_;
