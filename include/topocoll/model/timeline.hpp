@@ -15,6 +15,12 @@
 // link"); a message's c is fixed when it starts. A message is active on its
 // links from its start until it has arrived.
 //
+// A rank's own messages leave it one at a time per outgoing link (port): a
+// send posted while an earlier one of the rank still occupies the same first
+// link starts when that one has arrived. Sends on different first links (the
+// dimensions of a hypercube, both directions of a ring, every pair of
+// complete(p)) travel at once.
+//
 // Sends are eager (they do not wait for the receive to be posted): a blocking
 // send and the send half of a sendrecv end when the message has arrived; a
 // posted send (isend) ends when it has arrived, which wait_all waits for; a
@@ -96,9 +102,14 @@ class timeline {
 
   result run() {
     for (int r = 0; r < log_.p(); ++r) ready_.push({0.0, r});
-    while (!ready_.empty()) {
-      const double t = ready_.top().first;
+    while (!ready_.empty() || !deferred_.empty()) {
+      const double t = std::min(ready_.empty() ? deferred_.top().first : ready_.top().first,
+                                deferred_.empty() ? ready_.top().first : deferred_.top().first);
       retire(t);
+      while (!deferred_.empty() && deferred_.top().first == t) {
+        batch_.push_back({deferred_.top().second, t});
+        deferred_.pop();
+      }
       while (!ready_.empty() && ready_.top().first == t) {
         const int r = ready_.top().second;
         ready_.pop();
@@ -112,11 +123,14 @@ class timeline {
   }
 
  private:
+  static constexpr std::uint64_t no_link = ~std::uint64_t{0};
   enum flag : std::uint8_t { resolved = 1, sender_waits = 2, receiver_waits = 4 };
   struct message {
     double end;
+    std::uint64_t count;
     std::int32_t src, dst;
-    std::int32_t next;  // the next unmatched message of its channel
+    std::int32_t next;       // the next unmatched message of its channel
+    std::int32_t next_port;  // the rank's next message queued behind it on its first link
     std::uint8_t refs, flags;
   };
   struct rank_state {
@@ -129,7 +143,6 @@ class timeline {
   };
   struct pending {
     std::int32_t id;
-    std::uint64_t count;
     double start;
   };
   using event = std::pair<double, int>;
@@ -207,8 +220,8 @@ class timeline {
   std::int32_t start(int r, const op& o, double t) {
     const std::int32_t id = alloc();
     const int dst = static_cast<int>(o.peer);
-    msgs_[static_cast<std::size_t>(id)] = {std::numeric_limits<double>::infinity(), r, dst, -1, 3, 0};
-    batch_.push_back({id, o.count(), t});
+    msgs_[static_cast<std::size_t>(id)] = {std::numeric_limits<double>::infinity(), o.count(), r, dst, -1, -1, 3, 0};
+    inject(id, t);
     ++res_.messages;
     rank_state& d = ranks_[static_cast<std::size_t>(dst)];
     const op* want = d.at_recv ? &log_.of(dst)[d.pc] : nullptr;
@@ -221,6 +234,31 @@ class timeline {
       if (!fresh) msgs_[static_cast<std::size_t>(std::exchange(it->second.second, id))].next = id;
     }
     return id;
+  }
+
+  // Message id starts at t, or once the rank's messages ahead of it on the
+  // same first link have arrived.
+  void inject(std::int32_t id, double t) {
+    const message& m = msgs_[static_cast<std::size_t>(id)];
+    const std::uint64_t port = first_link(m.src, m.dst);
+    if (port == no_link) return batch_.push_back({id, t});
+    auto [it, fresh] = port_tail_.try_emplace(port, id);
+    if (fresh) return batch_.push_back({id, t});
+    message& ahead = msgs_[static_cast<std::size_t>(std::exchange(it->second, id))];
+    if (!(ahead.flags & resolved))
+      ahead.next_port = id;
+    else if (ahead.end > t)
+      deferred_.push({ahead.end, id});
+    else
+      batch_.push_back({id, t});
+  }
+
+  std::uint64_t first_link(int src, int dst) const {
+    std::uint64_t first = no_link;
+    net_.route(src, dst, [&](std::uint64_t l) {
+      if (first == no_link) first = l;
+    });
+    return first;
   }
 
   std::int32_t match(int src, int dst, int tag) {
@@ -245,13 +283,14 @@ class timeline {
       message& m = msgs_[static_cast<std::size_t>(b.id)];
       int c = 1;
       const int hops = net_.route(m.src, m.dst, [&](std::uint64_t l) { c = std::max(c, load_.get(l)); });
-      m.end = t + cost_.t_s + cost_.t_h * hops + cost_.t_w * static_cast<double>(b.count) * c;
+      m.end = t + cost_.t_s + cost_.t_h * hops + cost_.t_w * static_cast<double>(m.count) * c;
       m.flags |= resolved;
+      if (m.next_port >= 0) deferred_.push({m.end, m.next_port});
       res_.max_congestion = std::max(res_.max_congestion, c);
       retiring_.push({m.end, b.id});
       if (m.flags & sender_waits) ready_.push({m.end, m.src});
       if (m.flags & receiver_waits) ready_.push({m.end, m.dst});
-      if (trace_) trace_->push_back({m.src, m.dst, b.count, b.start, m.end, hops, c});
+      if (trace_) trace_->push_back({m.src, m.dst, m.count, b.start, m.end, hops, c});
     }
     batch_.clear();
   }
@@ -262,7 +301,13 @@ class timeline {
       const int id = retiring_.top().second;
       retiring_.pop();
       const message& m = msgs_[static_cast<std::size_t>(id)];
-      net_.route(m.src, m.dst, [&](std::uint64_t l) { load_.add(l, -1); });
+      std::uint64_t port = no_link;
+      net_.route(m.src, m.dst, [&](std::uint64_t l) {
+        if (port == no_link) port = l;
+        load_.add(l, -1);
+      });
+      if (auto it = port_tail_.find(port); it != port_tail_.end() && it->second == id)
+        port_tail_.erase(it);
       release(id);
     }
   }
@@ -308,8 +353,9 @@ class timeline {
   std::unordered_map<std::uint64_t, std::pair<std::int32_t, std::int32_t>> channels_;  // unmatched
   std::vector<message> msgs_;
   std::vector<std::int32_t> free_;
+  std::unordered_map<std::uint64_t, std::int32_t> port_tail_;  // link -> last message injected on it
   std::vector<pending> batch_;
-  min_heap ready_, retiring_;
+  min_heap ready_, retiring_, deferred_;  // deferred_: queued injections, by start time
   int finished_ = 0;
   result res_;
 };
