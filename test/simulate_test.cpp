@@ -119,14 +119,13 @@ BOOST_AUTO_TEST_CASE(eq_4_7_to_4_9_store_and_forward_all_to_all) {
   const auto sf = forced(tc::algorithm::store_and_forward);
   for (std::size_t m : {2, 10}) {
     for (int p : {2, 4, 8, 12})
-      BOOST_TEST(time_of<tc::Ring>(sim::collective::all_to_all, p, m,
-                                   single(sim::network::ring(p)), sf) ==
-                 (ts + tw * m * p / 2) * (p - 1));
+      BOOST_TEST(time_of<tc::Ring>(sim::collective::all_to_all, p, m, single(sim::network::ring(p)),
+                                   sf) == (ts + tw * m * p / 2) * (p - 1));
     for (int q : {2, 3, 4}) {
       const int p = q * q;
       BOOST_TEST(time_of<tc::Mesh<2>>(sim::collective::all_to_all, p, m,
-                                      single(sim::network::mesh({q, q})), sf) ==
-                 (2 * ts + tw * m * p) * (q - 1));
+                                      single(sim::network::mesh({q, q})),
+                                      sf) == (2 * ts + tw * m * p) * (q - 1));
     }
     for (int p : {2, 8, 64})
       BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::all_to_all, p, m, cube(p), sf) ==
@@ -147,8 +146,8 @@ BOOST_AUTO_TEST_CASE(eq_4_10_pairwise_exchange_is_congestion_free_under_e_cube) 
       BOOST_TEST(r.max_congestion == 1);
       BOOST_TEST(r.messages == static_cast<std::uint64_t>(p) * (p - 1));
     }
-  const sim::result ring = sim::simulate<tc::Hypercube<>>(
-      sim::collective::all_to_all, 8, 1, single(sim::network::ring(8)), cost, pw);
+  const sim::result ring = sim::simulate<tc::Hypercube<>>(sim::collective::all_to_all, 8, 1,
+                                                          single(sim::network::ring(8)), cost, pw);
   BOOST_TEST(ring.max_congestion > 1);
 }
 
@@ -263,23 +262,44 @@ BOOST_AUTO_TEST_CASE(message_counts_match_a_real_run) {
       std::vector<double> a(P * m, 1.0), b(P * m, 0.0);
       std::span<double> in(a), out(b);
       switch (k) {
-        case sim::collective::broadcast: tc::broadcast<tc::Hypercube<>>(cc, in.first(m), 0); break;
-        case sim::collective::reduce: tc::reduce<tc::Hypercube<>>(cc, in.first(m), out.first(m), std::plus<>{}, 0); break;
-        case sim::collective::all_reduce: tc::all_reduce<tc::Hypercube<>>(cc, in.first(m), out.first(m), std::plus<>{}); break;
-        case sim::collective::all_gather: tc::all_gather<tc::Hypercube<>>(cc, in.first(m), out); break;
-        case sim::collective::reduce_scatter: tc::reduce_scatter<tc::Hypercube<>>(cc, in, out.first(m), std::plus<>{}); break;
-        case sim::collective::scan: tc::scan<tc::Hypercube<>>(cc, in.first(m), out.first(m), std::plus<>{}); break;
-        case sim::collective::exclusive_scan: tc::exclusive_scan<tc::Hypercube<>>(cc, in.first(m), out.first(m), std::plus<>{}); break;
-        case sim::collective::scatter: tc::scatter<tc::Hypercube<>>(cc, in, out.first(m), 0); break;
-        case sim::collective::gather: tc::gather<tc::Hypercube<>>(cc, in.first(m), out, 0); break;
-        case sim::collective::all_to_all: tc::all_to_all<tc::Hypercube<>>(cc, in, out); break;
+        case sim::collective::broadcast:
+          tc::broadcast<tc::Hypercube<>>(cc, in.first(m), 0);
+          break;
+        case sim::collective::reduce:
+          tc::reduce<tc::Hypercube<>>(cc, in.first(m), out.first(m), std::plus<>{}, 0);
+          break;
+        case sim::collective::all_reduce:
+          tc::all_reduce<tc::Hypercube<>>(cc, in.first(m), out.first(m), std::plus<>{});
+          break;
+        case sim::collective::all_gather:
+          tc::all_gather<tc::Hypercube<>>(cc, in.first(m), out);
+          break;
+        case sim::collective::reduce_scatter:
+          tc::reduce_scatter<tc::Hypercube<>>(cc, in, out.first(m), std::plus<>{});
+          break;
+        case sim::collective::scan:
+          tc::scan<tc::Hypercube<>>(cc, in.first(m), out.first(m), std::plus<>{});
+          break;
+        case sim::collective::exclusive_scan:
+          tc::exclusive_scan<tc::Hypercube<>>(cc, in.first(m), out.first(m), std::plus<>{});
+          break;
+        case sim::collective::scatter:
+          tc::scatter<tc::Hypercube<>>(cc, in, out.first(m), 0);
+          break;
+        case sim::collective::gather:
+          tc::gather<tc::Hypercube<>>(cc, in.first(m), out, 0);
+          break;
+        case sim::collective::all_to_all:
+          tc::all_to_all<tc::Hypercube<>>(cc, in, out);
+          break;
       }
       sent[static_cast<std::size_t>(c.rank())] = cc.sends();
     });
     std::size_t total = 0;
     for (std::size_t s : sent) total += s;
     // model::Counting is a blocking transport: compare with ports::single
-    const sim::result r = sim::simulate<tc::Hypercube<>>(k, p, m, single(sim::network::complete(p)), cost);
+    const sim::result r =
+        sim::simulate<tc::Hypercube<>>(k, p, m, single(sim::network::complete(p)), cost);
     BOOST_TEST(r.messages == total, sim::to_string(k));
   }
 }
@@ -358,8 +378,10 @@ BOOST_AUTO_TEST_CASE(bad_input) {
   // what the collective itself rejects
   throws([&] { sim::simulate<tc::Hypercube<3>>(bc, 4, 4, sim::network::complete(4), cost); },
          "Hypercube<3> needs 2^3 = 8 ranks");
-  throws([&] {
-    sim::simulate<tc::Hypercube<>>(bc, 8, 4, sim::network::complete(8), cost,
-                                   forced(tc::algorithm::pipelined));
-  }, "pipelined");
+  throws(
+      [&] {
+        sim::simulate<tc::Hypercube<>>(bc, 8, 4, sim::network::complete(8), cost,
+                                       forced(tc::algorithm::pipelined));
+      },
+      "pipelined");
 }

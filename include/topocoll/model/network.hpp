@@ -45,7 +45,8 @@ class network {
 
   static network ring(int p) { return network(shape::ring, {positive("ring", p)}); }
   static network mesh(std::vector<int> sides) {
-    if (sides.empty()) throw std::invalid_argument("topocoll::model::network::mesh: no sides given");
+    if (sides.empty())
+      throw std::invalid_argument("topocoll::model::network::mesh: no sides given");
     for (int s : sides) positive("mesh side", s);
     return network(shape::mesh, std::move(sides));
   }
@@ -108,7 +109,8 @@ class network {
       long long n = 1;
       for (int s : sides_) {
         n *= s;
-        if (n > (1 << 28)) throw std::invalid_argument("topocoll::model::network::mesh: more than 2^28 processors");
+        if (n > (1 << 28))
+          throw std::invalid_argument("topocoll::model::network::mesh: more than 2^28 processors");
       }
       n_ = static_cast<int>(n);
     } else {

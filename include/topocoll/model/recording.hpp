@@ -42,7 +42,8 @@ class address_arena {
  public:
   address_arena() {
     for (std::size_t size = std::size_t{1} << 42; size >= (std::size_t{1} << 30); size /= 4) {
-      void* p = ::mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      void* p =
+          ::mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       if (p != MAP_FAILED) {
         base_ = static_cast<std::byte*>(p);
         size_ = size;
@@ -126,7 +127,12 @@ class schedule_log {
     start_.push_back(0);
   }
   int p() const { return p_; }
-  void end_rank() { start_.push_back(ops_.size()); }
+  // After rank 0, room for p times its calls is reserved: address space,
+  // which costs memory only as it is filled, and no copying as the log grows.
+  void end_rank() {
+    start_.push_back(ops_.size());
+    if (start_.size() == 2) ops_.reserve(ops_.size() * static_cast<std::size_t>(p_) + 64);
+  }
   std::span<const op> of(int r) const {
     const auto i = static_cast<std::size_t>(r);
     return std::span<const op>(ops_).subspan(start_[i], start_[i + 1] - start_[i]);
@@ -137,12 +143,14 @@ class schedule_log {
   void add(op::kind_t k, int rank, int peer, int tag, std::uint64_t count) {
     if (k != op::wait && (peer < 0 || peer >= p_))
       throw std::logic_error("topocoll::model::simulate: rank " + std::to_string(rank) +
-                             " addresses rank " + std::to_string(peer) + " of " + std::to_string(p_));
+                             " addresses rank " + std::to_string(peer) + " of " +
+                             std::to_string(p_));
     const int t = tag - topocoll::detail::tag::base;
     if (k != op::wait && (t < 0 || t > 255))
       throw std::logic_error("topocoll::model::simulate: tag " + std::to_string(tag) +
                              " is not a library tag");
-    if (count >> 48) throw std::length_error("topocoll::model::simulate: a message of 2^48 elements or more");
+    if (count >> 48)
+      throw std::length_error("topocoll::model::simulate: a message of 2^48 elements or more");
     ops_.push_back(op{static_cast<std::uint32_t>(peer), static_cast<std::uint32_t>(count),
                       static_cast<std::uint16_t>(count >> 32), k,
                       static_cast<std::uint8_t>(k == op::wait ? 0 : t)});

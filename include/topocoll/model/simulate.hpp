@@ -56,16 +56,15 @@ enum class collective {
 };
 
 inline constexpr collective all_collectives[] = {
-    collective::broadcast,      collective::reduce,  collective::all_reduce,
+    collective::broadcast,      collective::reduce,         collective::all_reduce,
     collective::all_gather,     collective::reduce_scatter, collective::scan,
-    collective::exclusive_scan, collective::scatter, collective::gather,
+    collective::exclusive_scan, collective::scatter,        collective::gather,
     collective::all_to_all};
 
 constexpr std::string_view to_string(collective k) {
-  constexpr std::string_view names[] = {"broadcast", "reduce",         "all_reduce",
-                                        "all_gather", "reduce_scatter", "scan",
-                                        "exclusive_scan", "scatter",    "gather",
-                                        "all_to_all"};
+  constexpr std::string_view names[] = {
+      "broadcast", "reduce",         "all_reduce", "all_gather", "reduce_scatter",
+      "scan",      "exclusive_scan", "scatter",    "gather",     "all_to_all"};
   return names[static_cast<std::size_t>(k)];
 }
 
@@ -119,12 +118,14 @@ inline void check_inputs(int p, std::size_t m, const network& net, const cost_pa
   if (net.processors() < p)
     bad("the network " + net.name() + " has " + std::to_string(net.processors()) +
         " processors, fewer than p = " + std::to_string(p));
-  const std::pair<const char*, double> costs[] = {{"t_s", cost.t_s}, {"t_w", cost.t_w}, {"t_h", cost.t_h}};
+  const std::pair<const char*, double> costs[] = {
+      {"t_s", cost.t_s}, {"t_w", cost.t_w}, {"t_h", cost.t_h}};
   for (auto [name, v] : costs)
     if (!(v >= 0) || !std::isfinite(v))
       bad(std::string(name) + " = " + std::to_string(v) + ", needs a finite cost >= 0");
   if (m > (std::size_t{1} << 40) / static_cast<std::size_t>(p))
-    bad("p * m = " + std::to_string(p) + " * " + std::to_string(m) + " elements is too large to simulate");
+    bad("p * m = " + std::to_string(p) + " * " + std::to_string(m) +
+        " elements is too large to simulate");
 }
 
 // Sets the arena phantom::topocoll_reserve draws from, for one scope.

@@ -31,7 +31,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
-#include <queue>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -60,10 +60,10 @@ struct timed_message {
 };
 
 struct result {
-  double time = 0;                  // completion time of the slowest rank
-  std::uint64_t messages = 0;       // messages sent, all ranks
-  int max_congestion = 0;           // the largest c of any message (0: no message)
-  std::uint64_t recorded_ops = 0;   // calls recorded, all ranks
+  double time = 0;                 // completion time of the slowest rank
+  std::uint64_t messages = 0;      // messages sent, all ranks
+  int max_congestion = 0;          // the largest c of any message (0: no message)
+  std::uint64_t recorded_ops = 0;  // calls recorded, all ranks
 };
 
 namespace detail {
@@ -93,28 +93,46 @@ class link_load {
   std::unordered_map<std::uint64_t, std::uint32_t> sparse_;
 };
 
+// Events by time: many share one instant (a step of a collective), so each
+// instant keeps a list, and the instants are kept in order.
+class calendar {
+ public:
+  void push(double t, std::int32_t x) { at_[t].push_back(x); }
+  bool empty() const { return at_.empty(); }
+  double first() const { return at_.begin()->first; }
+  // The events of the first instant, removed.
+  std::vector<std::int32_t> take_first() {
+    std::vector<std::int32_t> v = std::move(at_.begin()->second);
+    at_.erase(at_.begin());
+    return v;
+  }
+
+ private:
+  std::map<double, std::vector<std::int32_t>> at_;
+};
+
 class timeline {
  public:
   timeline(const schedule_log& log, const network& net, const cost_params& cost,
            std::vector<timed_message>* trace)
-      : log_(log), net_(net), cost_(cost), trace_(trace), load_(net.links()),
-        ranks_(static_cast<std::size_t>(log.p())), posted_(static_cast<std::size_t>(log.p())) {}
+      : log_(log),
+        net_(net),
+        cost_(cost),
+        trace_(trace),
+        load_(net.links()),
+        ranks_(static_cast<std::size_t>(log.p())),
+        posted_(static_cast<std::size_t>(log.p())) {}
 
   result run() {
-    for (int r = 0; r < log_.p(); ++r) ready_.push({0.0, r});
+    for (int r = 0; r < log_.p(); ++r) ready_.push(0.0, r);
+    constexpr double never = std::numeric_limits<double>::infinity();
     while (!ready_.empty() || !deferred_.empty()) {
-      const double t = std::min(ready_.empty() ? deferred_.top().first : ready_.top().first,
-                                deferred_.empty() ? ready_.top().first : deferred_.top().first);
+      const double t = std::min(ready_.empty() ? never : ready_.first(),
+                                deferred_.empty() ? never : deferred_.first());
       retire(t);
-      while (!deferred_.empty() && deferred_.top().first == t) {
-        batch_.push_back({deferred_.top().second, t});
-        deferred_.pop();
-      }
-      while (!ready_.empty() && ready_.top().first == t) {
-        const int r = ready_.top().second;
-        ready_.pop();
-        step(r, t);
-      }
+      if (!deferred_.empty() && deferred_.first() == t)
+        for (std::int32_t id : deferred_.take_first()) batch_.push_back({id, t});
+      if (!ready_.empty() && ready_.first() == t) run_ranks(ready_.take_first(), t);
       resolve(t);
     }
     if (finished_ != log_.p()) deadlock();
@@ -135,8 +153,8 @@ class timeline {
   };
   struct rank_state {
     std::size_t pc = 0;
-    std::int32_t self = -1;  // the current send / exchange's message
-    std::int32_t got = -1;   // the message matched to the current receive
+    std::int32_t self = -1;      // the current send / exchange's message
+    std::int32_t got = -1;       // the message matched to the current receive
     std::uint32_t req_base = 0;  // the request id of posted_[r][0]
     bool at_recv = false;        // waiting for a message nobody has sent yet
     bool done = false;
@@ -145,8 +163,23 @@ class timeline {
     std::int32_t id;
     double start;
   };
-  using event = std::pair<double, int>;
-  using min_heap = std::priority_queue<event, std::vector<event>, std::greater<>>;
+
+  // Runs the ranks rs at time t. Their next calls lie far apart in the log: a
+  // few ranks ahead, the rank's state and then its next call are fetched.
+  void run_ranks(const std::vector<std::int32_t>& rs, double t) {
+    constexpr std::size_t ahead = 8;
+    for (std::size_t i = 0; i < rs.size(); ++i) {
+      if (i + 2 * ahead < rs.size())
+        __builtin_prefetch(&ranks_[static_cast<std::size_t>(rs[i + 2 * ahead])]);
+      if (i + ahead < rs.size()) {
+        const int r = rs[i + ahead];
+        const std::span<const op> ops = log_.of(r);
+        const std::size_t pc = ranks_[static_cast<std::size_t>(r)].pc;
+        if (pc < ops.size()) __builtin_prefetch(&ops[pc]);
+      }
+      step(rs[i], t);
+    }
+  }
 
   // Runs rank r from time t until it must wait.
   void step(int r, double t) {
@@ -211,7 +244,7 @@ class timeline {
       return false;
     }
     if (m.end > t) {
-      ready_.push({m.end, r});
+      ready_.push(m.end, r);
       return false;
     }
     return true;
@@ -220,7 +253,8 @@ class timeline {
   std::int32_t start(int r, const op& o, double t) {
     const std::int32_t id = alloc();
     const int dst = static_cast<int>(o.peer);
-    msgs_[static_cast<std::size_t>(id)] = {std::numeric_limits<double>::infinity(), o.count(), r, dst, -1, -1, 3, 0};
+    msgs_[static_cast<std::size_t>(id)] = {
+        std::numeric_limits<double>::infinity(), o.count(), r, dst, -1, -1, 3, 0};
     inject(id, t);
     ++res_.messages;
     rank_state& d = ranks_[static_cast<std::size_t>(dst)];
@@ -248,7 +282,7 @@ class timeline {
     if (!(ahead.flags & resolved))
       ahead.next_port = id;
     else if (ahead.end > t)
-      deferred_.push({ahead.end, id});
+      deferred_.push(ahead.end, id);
     else
       batch_.push_back({id, t});
   }
@@ -282,14 +316,15 @@ class timeline {
     for (const pending& b : batch_) {
       message& m = msgs_[static_cast<std::size_t>(b.id)];
       int c = 1;
-      const int hops = net_.route(m.src, m.dst, [&](std::uint64_t l) { c = std::max(c, load_.get(l)); });
+      const int hops =
+          net_.route(m.src, m.dst, [&](std::uint64_t l) { c = std::max(c, load_.get(l)); });
       m.end = t + cost_.t_s + cost_.t_h * hops + cost_.t_w * static_cast<double>(m.count) * c;
       m.flags |= resolved;
-      if (m.next_port >= 0) deferred_.push({m.end, m.next_port});
+      if (m.next_port >= 0) deferred_.push(m.end, m.next_port);
       res_.max_congestion = std::max(res_.max_congestion, c);
-      retiring_.push({m.end, b.id});
-      if (m.flags & sender_waits) ready_.push({m.end, m.src});
-      if (m.flags & receiver_waits) ready_.push({m.end, m.dst});
+      retiring_.push(m.end, b.id);
+      if (m.flags & sender_waits) ready_.push(m.end, m.src);
+      if (m.flags & receiver_waits) ready_.push(m.end, m.dst);
       if (trace_) trace_->push_back({m.src, m.dst, m.count, b.start, m.end, hops, c});
     }
     batch_.clear();
@@ -297,19 +332,18 @@ class timeline {
 
   // Takes the messages that have arrived by t off their links.
   void retire(double t) {
-    while (!retiring_.empty() && retiring_.top().first <= t) {
-      const int id = retiring_.top().second;
-      retiring_.pop();
-      const message& m = msgs_[static_cast<std::size_t>(id)];
-      std::uint64_t port = no_link;
-      net_.route(m.src, m.dst, [&](std::uint64_t l) {
-        if (port == no_link) port = l;
-        load_.add(l, -1);
-      });
-      if (auto it = port_tail_.find(port); it != port_tail_.end() && it->second == id)
-        port_tail_.erase(it);
-      release(id);
-    }
+    while (!retiring_.empty() && retiring_.first() <= t)
+      for (std::int32_t id : retiring_.take_first()) {
+        const message& m = msgs_[static_cast<std::size_t>(id)];
+        std::uint64_t port = no_link;
+        net_.route(m.src, m.dst, [&](std::uint64_t l) {
+          if (port == no_link) port = l;
+          load_.add(l, -1);
+        });
+        if (auto it = port_tail_.find(port); it != port_tail_.end() && it->second == id)
+          port_tail_.erase(it);
+        release(id);
+      }
   }
 
   std::int32_t alloc() {
@@ -337,8 +371,9 @@ class timeline {
       if (!ranks_[r].done) {
         const op& o = log_.of(static_cast<int>(r))[ranks_[r].pc];
         throw std::logic_error("topocoll::model::simulate: the schedule deadlocks: rank " +
-                               std::to_string(r) + " waits at call " + std::to_string(ranks_[r].pc) +
-                               " (peer " + std::to_string(o.peer) + ")");
+                               std::to_string(r) + " waits at call " +
+                               std::to_string(ranks_[r].pc) + " (peer " + std::to_string(o.peer) +
+                               ")");
       }
     throw std::logic_error("topocoll::model::simulate: the schedule deadlocks");
   }
@@ -349,13 +384,14 @@ class timeline {
   std::vector<timed_message>* trace_;
   link_load load_;
   std::vector<rank_state> ranks_;
-  std::vector<std::vector<std::int32_t>> posted_;      // per rank: its unwaited requests' messages
+  std::vector<std::vector<std::int32_t>> posted_;  // per rank: its unwaited requests' messages
   std::unordered_map<std::uint64_t, std::pair<std::int32_t, std::int32_t>> channels_;  // unmatched
   std::vector<message> msgs_;
   std::vector<std::int32_t> free_;
-  std::unordered_map<std::uint64_t, std::int32_t> port_tail_;  // link -> last message injected on it
+  std::unordered_map<std::uint64_t, std::int32_t>
+      port_tail_;  // link -> last message injected on it
   std::vector<pending> batch_;
-  min_heap ready_, retiring_, deferred_;  // deferred_: queued injections, by start time
+  calendar ready_, retiring_, deferred_;  // ranks to run; messages to retire; queued injections
   int finished_ = 0;
   result res_;
 };
