@@ -385,3 +385,19 @@ BOOST_AUTO_TEST_CASE(bad_input) {
       },
       "pipelined");
 }
+
+// first_link is the first link of the route, on every shape.
+BOOST_AUTO_TEST_CASE(first_link_is_the_routes_first) {
+  for (const sim::network& n :
+       {sim::network::ring(7), sim::network::ring(8), sim::network::mesh({3, 4}),
+        sim::network::mesh({2, 3, 4}), sim::network::hypercube(4), sim::network::tree(11),
+        sim::network::complete(6)})
+    for (int a = 0; a < n.processors(); ++a)
+      for (int b = 0; b < n.processors(); ++b) {
+        std::uint64_t first = sim::network::no_link;
+        n.route(a, b, [&](std::uint64_t l) {
+          if (first == sim::network::no_link) first = l;
+        });
+        BOOST_TEST(n.first_link(a, b) == first, n.name() << " " << a << " -> " << b);
+      }
+}

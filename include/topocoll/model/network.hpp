@@ -27,6 +27,7 @@
 //   ports::single  the kernels see a blocking transport: one call at a time per
 //                  rank, the seeds' single-ported node
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -77,6 +78,38 @@ class network {
 
   // Directed link ids lie in [0, links()).
   std::uint64_t links() const;
+
+  static constexpr std::uint64_t no_link = ~std::uint64_t{0};
+
+  // The first link of route(src, dst) (the port a message leaves by), or
+  // no_link when src == dst; without walking the route.
+  std::uint64_t first_link(int src, int dst) const {
+    if (src == dst) return no_link;
+    const auto s = static_cast<std::uint64_t>(src);
+    switch (kind_) {
+      case shape::ring:
+        return 2 * s + (up(src, dst, n_, 1) ? 0 : 1);
+      case shape::mesh: {
+        const auto k = static_cast<std::uint64_t>(sides_.size());
+        int stride = 1;
+        for (std::uint64_t dim = 0; dim < k; ++dim) {
+          const int n = sides_[static_cast<std::size_t>(k - 1 - dim)];
+          if ((src / stride) % n != (dst / stride) % n)
+            return 2 * (s * k + dim) + (up(src, dst, n, stride) ? 0 : 1);
+          stride *= n;
+        }
+        return no_link;
+      }
+      case shape::hypercube:
+        return s * static_cast<std::uint64_t>(sides_[0]) +
+               static_cast<std::uint64_t>(std::countr_zero(static_cast<unsigned>(src ^ dst)));
+      case shape::tree:
+        return 2 * (static_cast<std::uint64_t>(leaves_) + s);
+      case shape::complete:
+        return s * static_cast<std::uint64_t>(n_) + static_cast<std::uint64_t>(dst);
+    }
+    return no_link;
+  }
 
   // Calls f(link id) for every link of the route from src to dst, in order;
   // returns the number of hops.
@@ -129,11 +162,18 @@ class network {
 
   // Along one ring of n positions whose processors lie `stride` apart, from
   // coordinate a to b; link id base + 2 * (node * k + dim) + direction.
+  // Whether the way from src to dst along a ring of n positions, stride
+  // apart, goes up (the shorter way; a tie goes up).
+  static bool up(int src, int dst, int n, int stride) {
+    const int a = (src / stride) % n, b = (dst / stride) % n;
+    return 2 * (((b - a) % n + n) % n) <= n;
+  }
+
   template <class F>
   static int ring_route(int src, int dst, int n, int stride, int dim, int ndims, F& f) {
     const int a = (src / stride) % n, b = (dst / stride) % n;
     const int fwd = ((b - a) % n + n) % n;
-    const bool up = 2 * fwd <= n;
+    const bool up = network::up(src, dst, n, stride);
     const int hops = up ? fwd : n - fwd;
     int node = src, c = a;
     for (int h = 0; h < hops; ++h) {

@@ -141,7 +141,7 @@ class timeline {
   }
 
  private:
-  static constexpr std::uint64_t no_link = ~std::uint64_t{0};
+  static constexpr std::uint64_t no_link = network::no_link;
   enum flag : std::uint8_t { resolved = 1, sender_waits = 2, receiver_waits = 4 };
   struct message {
     double end;
@@ -274,7 +274,7 @@ class timeline {
   // same first link have arrived.
   void inject(std::int32_t id, double t) {
     const message& m = msgs_[static_cast<std::size_t>(id)];
-    const std::uint64_t port = first_link(m.src, m.dst);
+    const std::uint64_t port = net_.first_link(m.src, m.dst);
     if (port == no_link) return batch_.push_back({id, t});
     auto [it, fresh] = port_tail_.try_emplace(port, id);
     if (fresh) return batch_.push_back({id, t});
@@ -285,14 +285,6 @@ class timeline {
       deferred_.push(ahead.end, id);
     else
       batch_.push_back({id, t});
-  }
-
-  std::uint64_t first_link(int src, int dst) const {
-    std::uint64_t first = no_link;
-    net_.route(src, dst, [&](std::uint64_t l) {
-      if (first == no_link) first = l;
-    });
-    return first;
   }
 
   std::int32_t match(int src, int dst, int tag) {
