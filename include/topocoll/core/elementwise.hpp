@@ -2,7 +2,8 @@
 // Elementwise combination and block copies, the only data work the collectives
 // do. `lo` always holds the lower ranks' partial: the operand order of the
 // seeds' "sum := sum + X" made explicit so non-commutative operators keep rank
-// order. Trivially copyable blocks move as raw bytes.
+// order. Trivially copyable blocks move as raw bytes; an inert type
+// (core/inert.hpp) is neither copied nor combined.
 
 #include <algorithm>
 #include <cstddef>
@@ -11,17 +12,21 @@
 #include <type_traits>
 #include <utility>
 
+#include "inert.hpp"
+
 namespace topocoll::detail {
 
 // acc[i] = acc[i] op x[i]   (acc covers lower ranks than x)
 template <class T, class Op>
 void combine_right(std::span<T> acc, std::span<const T> x, const Op& op) {
+  if constexpr (inert_element<T>) return;
   for (std::size_t i = 0; i < acc.size(); ++i) acc[i] = op(std::as_const(acc[i]), x[i]);
 }
 
 // acc[i] = x[i] op acc[i]   (x covers lower ranks than acc)
 template <class T, class Op>
 void combine_left(std::span<T> acc, std::span<const T> x, const Op& op) {
+  if constexpr (inert_element<T>) return;
   for (std::size_t i = 0; i < acc.size(); ++i) acc[i] = op(x[i], std::as_const(acc[i]));
 }
 
@@ -38,6 +43,7 @@ void combine(std::span<T> acc, std::span<const T> x, bool x_is_lower, const Op& 
 // which saves the copy that an in-place combine would need first.
 template <class T, class Op>
 void combine_into(std::span<T> dst, std::span<const T> lo, std::span<const T> hi, const Op& op) {
+  if constexpr (inert_element<T>) return;
   for (std::size_t i = 0; i < dst.size(); ++i) dst[i] = op(lo[i], hi[i]);
 }
 
@@ -48,7 +54,9 @@ enum class assign_by { copy, move };
 template <assign_by K, class T, class U>
 void assign_elements(std::span<U> from, std::span<T> to) {
   if (from.data() == to.data() || from.empty()) return;
-  if constexpr (std::is_trivially_copyable_v<T>)
+  if constexpr (inert_element<T>)
+    return;
+  else if constexpr (std::is_trivially_copyable_v<T>)
     std::memcpy(to.data(), from.data(), from.size_bytes());
   else if constexpr (K == assign_by::move)
     std::move(from.begin(), from.end(), to.begin());

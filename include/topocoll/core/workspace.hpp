@@ -14,7 +14,8 @@
 // algorithm that reads what it did not write gets a wrong answer, not the
 // zero it happened to find.)
 //
-// Other types get a std::vector<T>(n): their elements must be constructed.
+// Other types get a std::vector<T>(n): their elements must be constructed. An
+// inert type (core/inert.hpp) gets T::topocoll_reserve(n), never touched.
 //
 // Blocks larger than workspace_retain_bytes are returned to the system when
 // released; topocoll::release_workspace() frees the calling thread's pool.
@@ -26,6 +27,8 @@
 #include <span>
 #include <type_traits>
 #include <vector>
+
+#include "inert.hpp"
 
 namespace topocoll {
 
@@ -110,7 +113,9 @@ template <class T>
 class scratch {
  public:
   explicit scratch(std::size_t n) : n_(n) {
-    if constexpr (pooled_scratch<T>) {
+    if constexpr (inert_element<T>) {
+      data_ = T::topocoll_reserve(n);
+    } else if constexpr (pooled_scratch<T>) {
       std::byte* d = nullptr;
       slot_ = workspace_pool::local().acquire(n * sizeof(T), d);
       data_ = reinterpret_cast<T*>(d);
@@ -122,7 +127,7 @@ class scratch {
   scratch(const scratch&) = delete;
   scratch& operator=(const scratch&) = delete;
   ~scratch() {
-    if constexpr (pooled_scratch<T>) workspace_pool::local().release(slot_);
+    if constexpr (pooled_scratch<T> && !inert_element<T>) workspace_pool::local().release(slot_);
   }
 
   std::span<T> span() const { return {data_, n_}; }
@@ -134,7 +139,9 @@ class scratch {
   std::size_t n_;
   T* data_ = nullptr;
   std::size_t slot_ = 0;
-  [[no_unique_address]] std::conditional_t<pooled_scratch<T>, none, std::vector<T>> store_;
+  [[no_unique_address]] std::conditional_t<pooled_scratch<T> || inert_element<T>, none,
+                                           std::vector<T>>
+      store_;
 };
 
 }  // namespace detail

@@ -181,10 +181,10 @@ struct dim_at {
 // acc_1 op ... op acc_{radix-1}, in dst, or in fin when fin is not empty (the
 // caller's output: the last step then writes straight into it). src may be the
 // caller's input (nothing is copied first) or dst itself. tmp: rs_work_size.
-template <class T>
+template <class T, class Off = const std::size_t*>
 struct rs_ranges {
-  parent_range<const T> src;
-  parent_range<T> dst;
+  parent_range<const T, Off> src;
+  parent_range<T, Off> dst;
   std::span<T> fin;
   std::span<T> tmp;
 };
@@ -195,8 +195,8 @@ struct rs_ranges {
 // acc_{d+1} ... acc_{r-1} travels left, farthest destination first, and d
 // forms L_d op acc_d op R_d. Every rank still sends r - 1 blocks, in r - 1
 // steps of (at most) one message each way. In place: src == dst.
-template <Transport C, class T, class Peer, class Op>
-void rs_linear_array(C& c, const dim_at<Peer>& d, const rs_ranges<T>& b, const Op& op) {
+template <Transport C, class T, class Off, class Peer, class Op>
+void rs_linear_array(C& c, const dim_at<Peer>& d, const rs_ranges<T, Off>& b, const Op& op) {
   const int r = d.radix, k = d.k;
   const int left = k > 0 ? d.peer(k - 1) : none, right = k < r - 1 ? d.peer(k + 1) : none;
   // one direction: send the partial for `ds` to `to` if snd, receive the one
@@ -224,8 +224,8 @@ void rs_linear_array(C& c, const dim_at<Peer>& d, const rs_ranges<T>& b, const O
 // exchange. Binary: Algorithm 4.8, one dimension; linear: Algorithm 4.5;
 // knomial: the reverse of recursive multiplying. Returns whether sub-range k
 // went to fin.
-template <dim_kind Kind, Transport C, class T, class Peer, class Op>
-bool rs_step(C& c, const dim_at<Peer>& d, const rs_ranges<T>& b, const Op& op) {
+template <dim_kind Kind, Transport C, class T, class Off, class Peer, class Op>
+bool rs_step(C& c, const dim_at<Peer>& d, const rs_ranges<T, Off>& b, const Op& op) {
   if constexpr (dim_step<Kind>::fold_reorders && !is_commutative_v<Op, T>)
     return rs_linear_array(c, d, b, op), false;
   const std::size_t n = b.src.sub(d.k).size();
@@ -286,18 +286,19 @@ enum class rs_order { natural, reversed };
 // same offsets as buf (it may be buf); the first step reads it, every later
 // one works in place in buf. fin, if not empty, receives this rank's block
 // when the last step can write it directly. tmp: rs_work_size.
-template <class T>
+template <class T, class Off = const std::size_t*>
 struct rs_fold_buffers {
   std::span<const T> src;
   std::span<T> buf;
-  const std::size_t* off;
+  Off off;
   std::span<T> fin;
   std::span<T> tmp;
 };
 
 // Reduce-scatter over vl (virtual rank w); returns whether fin was written.
-template <Topology Topo, rs_order Order, Transport C, class T, class Fold, class Op>
-bool reduce_scatter_fold(C& c, const place<Fold>& at, const rs_fold_buffers<T>& b, const Op& op) {
+template <Topology Topo, rs_order Order, Transport C, class T, class Off, class Fold, class Op>
+bool reduce_scatter_fold(C& c, const place<Fold>& at, const rs_fold_buffers<T, Off>& b,
+                         const Op& op) {
   using step = dim_step<Topo::kind>;
   const layout& vl = at.vl;
   const int w = at.w;
@@ -310,7 +311,7 @@ bool reduce_scatter_fold(C& c, const place<Fold>& at, const rs_fold_buffers<T>& 
         Order == rs_order::reversed ? rd.start(vl, w, j) : step::group_start(vl, w, j);
     const int width = Order == rs_order::reversed ? rd.w[j] : step::stride(vl, j);
     auto peer = [&](int q) { return at.fm.to_real(step::with_coord(vl, w, j, q)); };
-    const rs_ranges<T> r{{i == 0 ? b.src : cspan(b.buf), b.off, start, width},
+    const rs_ranges<T, Off> r{{i == 0 ? b.src : cspan(b.buf), b.off, start, width},
                          {b.buf, b.off, start, width},
                          i == nd - 1 ? b.fin : std::span<T>{},
                          b.tmp};
@@ -323,8 +324,8 @@ bool reduce_scatter_fold(C& c, const place<Fold>& at, const rs_fold_buffers<T>& 
 // The work space rs_step needs: the largest sub-range of the first step of a
 // reduce-scatter fold (the later ones are nested in it), three of them where
 // a dimension has more than two coordinates (a receive buffer and both sides).
-template <rs_order Order>
-std::size_t rs_work_size(const layout& vl, const std::size_t* off) {
+template <rs_order Order, class Off>
+std::size_t rs_work_size(const layout& vl, Off off) {
   if (vl.ndims == 0) return 0;
   const int width =
       Order == rs_order::reversed ? reversed_digits(vl).w[0] : vl.dims[vl.ndims - 1].stride;
@@ -492,14 +493,14 @@ template <Topology Topo, Transport C, class T, class Op>
 std::span<T> reduce_scatter_natural(C& c, const layout& vl, int w, const fold_map& fm,
                                     rs_buffers<T>& b, const Op& op) {
   const std::size_t m = b.buf.size() / static_cast<std::size_t>(fm.p);
-  b.off.resize(static_cast<std::size_t>(vl.p) + 1);
-  for (int u = 0; u <= vl.p; ++u) b.off[u] = static_cast<std::size_t>(fm.lo(u)) * m;
-  scratch<T> tmp(rs_work_size<rs_order::natural>(vl, b.off.data()));
+  const folded_blocks<equal_blocks> off{{m}, fm};  // computed: no table of p offsets
+  scratch<T> tmp(rs_work_size<rs_order::natural>(vl, off));
   if (reduce_scatter_fold<Topo, rs_order::natural>(
           c, place<fold_map>{detail::tag::reduce_scatter, vl, w, fm},
-          rs_fold_buffers<T>{b.src, b.buf, b.off.data(), b.fin, tmp.span()}, op))
+          rs_fold_buffers<T, folded_blocks<equal_blocks>>{b.src, b.buf, off, b.fin, tmp.span()},
+          op))
     return {};
-  return b.buf.subspan(b.off[w], b.off[w + 1] - b.off[w]);
+  return b.buf.subspan(off[w], off[w + 1] - off[w]);
 }
 
 // Dimensions low to high, so that every partial covers a contiguous range of

@@ -1,0 +1,25 @@
+#pragma once
+// An inert element type: one whose values nothing reads or writes. The
+// simulator (model/simulate.hpp) runs the library's own kernels on one, since
+// it needs the sizes of their messages and none of their contents. A type opts
+// in with two static members:
+//
+//   static constexpr bool topocoll_inert = true;
+//   static T* topocoll_reserve(std::size_t n);  // room for n elements that is never touched
+//
+// Copies and combinations of an inert type do nothing (core/elementwise.hpp)
+// and its work buffers come from topocoll_reserve (core/workspace.hpp). Every
+// other type takes the ordinary path, compiled exactly as without this header.
+
+#include <concepts>
+#include <cstddef>
+
+namespace topocoll::detail {
+
+template <class T>
+concept inert_element = requires(std::size_t n) {
+  requires T::topocoll_inert;
+  { T::topocoll_reserve(n) } -> std::same_as<T*>;
+};
+
+}  // namespace topocoll::detail

@@ -1,0 +1,230 @@
+#pragma once
+// What the simulator (model/simulate.hpp) runs the library's kernels on: a
+// stand-in element that is never read or written, buffers of address space
+// that is never touched, and transports that record each rank's calls as a
+// compact schedule instead of moving anything.
+//
+//   model::phantom        an inert element (core/inert.hpp) of 8 bytes, the size
+//                         of a double, which is what the kernels' automatic
+//                         choices see; work buffers of it are address space only
+//   model::phantom_op     a reduction operator on it that does nothing (commutative)
+//   detail::address_arena PROT_NONE address space handed out by a bump pointer:
+//                         a kernel that touched an element would fault
+//   detail::schedule_log  every rank's calls, 12 bytes per call, rank after rank
+//   detail::recorder<P>   the transport one rank runs on: blocking (ports::single)
+//                         or with isend / wait_all (ports::multi)
+
+#include <sys/mman.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "../core/ops.hpp"
+#include "../core/tags.hpp"
+#include "network.hpp"
+
+namespace topocoll::model {
+
+struct phantom;
+
+namespace detail {
+
+// A large reservation of address space that is never backed: PROT_NONE and
+// MAP_NORESERVE. take(n) hands out n bytes after the last, from the start again
+// once the end is reached (nothing is ever stored, so reuse is harmless);
+// reset() rewinds it, before each rank's call.
+class address_arena {
+ public:
+  address_arena() {
+    for (std::size_t size = std::size_t{1} << 42; size >= (std::size_t{1} << 30); size /= 4) {
+      void* p =
+          ::mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (p != MAP_FAILED) {
+        base_ = static_cast<std::byte*>(p);
+        size_ = size;
+        return;
+      }
+    }
+    throw std::bad_alloc();
+  }
+  address_arena(const address_arena&) = delete;
+  address_arena& operator=(const address_arena&) = delete;
+  ~address_arena() { ::munmap(base_, size_); }
+
+  std::size_t capacity() const { return size_; }
+  void reset() { used_ = 0; }
+  std::byte* take(std::size_t bytes) {
+    bytes = (bytes + 63) / 64 * 64;
+    if (bytes > size_)
+      throw std::length_error("topocoll::model::simulate: a buffer of " + std::to_string(bytes) +
+                              " bytes exceeds the simulator's address space");
+    if (size_ - used_ < bytes) used_ = 0;
+    std::byte* p = base_ + used_;
+    used_ += bytes;
+    return p;
+  }
+
+  // The arena the simulation on this thread uses (set by simulate()).
+  static address_arena*& current() {
+    thread_local address_arena* a = nullptr;
+    return a;
+  }
+
+ private:
+  std::byte* base_ = nullptr;
+  std::size_t size_ = 0, used_ = 0;
+};
+
+}  // namespace detail
+
+// The simulator's element: 8 bytes that nothing reads or writes.
+struct phantom {
+  double unused;
+  static constexpr bool topocoll_inert = true;
+  static phantom* topocoll_reserve(std::size_t n) {
+    detail::address_arena* a = detail::address_arena::current();
+    if (a == nullptr) throw std::logic_error("topocoll::model::phantom: no simulation is running");
+    return reinterpret_cast<phantom*>(a->take(n * sizeof(phantom)));
+  }
+};
+
+// The simulator's reduction operator: commutative, and never called on data
+// (combinations of an inert type are skipped).
+struct phantom_op {
+  phantom operator()(const phantom& a, const phantom&) const { return a; }
+};
+
+namespace detail {
+
+// One call of a rank, 12 bytes. kinds:
+//   post      a non-blocking send (isend); its request is the rank's next id
+//   send      a blocking send: done when the message has arrived
+//   exchange  the send half of a sendrecv; the next op is its receive, and the
+//             call is done when both are
+//   recv      a blocking receive
+//   wait      wait for requests [peer, peer + count)
+struct op {
+  enum kind_t : std::uint8_t { post, send, exchange, recv, wait };
+  std::uint32_t peer;
+  std::uint32_t count_lo;
+  std::uint16_t count_hi;
+  kind_t kind;
+  std::uint8_t tag;  // the kernel's tag minus tag::base
+  std::uint64_t count() const { return count_lo | (std::uint64_t{count_hi} << 32); }
+};
+static_assert(sizeof(op) == 12);
+
+// Every rank's calls, rank 0's first: rank r's are ops[start[r] .. start[r + 1]).
+class schedule_log {
+ public:
+  explicit schedule_log(int p) : p_(p) {
+    start_.reserve(static_cast<std::size_t>(p) + 1);
+    start_.push_back(0);
+  }
+  int p() const { return p_; }
+  // After rank 0, room for p times its calls is reserved: address space,
+  // which costs memory only as it is filled, and no copying as the log grows.
+  void end_rank() {
+    start_.push_back(ops_.size());
+    if (start_.size() == 2) ops_.reserve(ops_.size() * static_cast<std::size_t>(p_) + 64);
+  }
+  std::span<const op> of(int r) const {
+    const auto i = static_cast<std::size_t>(r);
+    return std::span<const op>(ops_).subspan(start_[i], start_[i + 1] - start_[i]);
+  }
+  std::size_t size() const { return ops_.size(); }
+  std::size_t bytes() const { return ops_.capacity() * sizeof(op); }
+
+  void add(op::kind_t k, int rank, int peer, int tag, std::uint64_t count) {
+    if (k != op::wait && (peer < 0 || peer >= p_))
+      throw std::logic_error("topocoll::model::simulate: rank " + std::to_string(rank) +
+                             " addresses rank " + std::to_string(peer) + " of " +
+                             std::to_string(p_));
+    const int t = tag - topocoll::detail::tag::base;
+    if (k != op::wait && (t < 0 || t > 255))
+      throw std::logic_error("topocoll::model::simulate: tag " + std::to_string(tag) +
+                             " is not a library tag");
+    if (count >> 48)
+      throw std::length_error("topocoll::model::simulate: a message of 2^48 elements or more");
+    ops_.push_back(op{static_cast<std::uint32_t>(peer), static_cast<std::uint32_t>(count),
+                      static_cast<std::uint16_t>(count >> 32), k,
+                      static_cast<std::uint8_t>(k == op::wait ? 0 : t)});
+  }
+
+ private:
+  int p_;
+  std::vector<op> ops_;
+  std::vector<std::size_t> start_;
+};
+
+// One rank's transport, for ports::single: send, recv, sendrecv, all blocking.
+class recorder {
+ public:
+  recorder(int rank, schedule_log& log) : rank_(rank), log_(&log) {}
+  int rank() const { return rank_; }
+  int size() const { return log_->p(); }
+
+  template <class T>
+  void send(int dest, int tag, std::span<T> data) {
+    log_->add(op::send, rank_, dest, tag, data.size());
+  }
+  template <class T>
+  void recv(int source, int tag, std::span<T> data) {
+    log_->add(op::recv, rank_, source, tag, data.size());
+  }
+  template <class T, class U>
+  void sendrecv(int dest, std::span<T> out, int source, std::span<U> in, int tag) {
+    log_->add(op::exchange, rank_, dest, tag, out.size());
+    log_->add(op::recv, rank_, source, tag, in.size());
+  }
+
+ protected:
+  int rank_;
+  schedule_log* log_;
+};
+
+// ... and for ports::multi: with the non-blocking extension (core/nonblocking.hpp).
+class posting_recorder : public recorder {
+ public:
+  using recorder::recorder;
+  struct request {
+    std::uint32_t id = empty;
+  };
+
+  template <class T>
+  request isend(int dest, int tag, std::span<T> data) {
+    log_->add(op::post, rank_, dest, tag, data.size());
+    return {next_++};
+  }
+  // Consecutive request ids become one wait op.
+  void wait_all(std::span<request> reqs) {
+    std::size_t i = 0;
+    while (i < reqs.size()) {
+      if (reqs[i].id == empty) {
+        ++i;
+        continue;
+      }
+      std::size_t j = i + 1;
+      while (j < reqs.size() && reqs[j].id == reqs[j - 1].id + 1) ++j;
+      log_->add(op::wait, rank_, static_cast<int>(reqs[i].id), 0, j - i);
+      for (std::size_t k = i; k < j; ++k) reqs[k].id = empty;
+      i = j;
+    }
+  }
+
+ private:
+  static constexpr std::uint32_t empty = ~std::uint32_t{0};
+  std::uint32_t next_ = 0;
+};
+
+}  // namespace detail
+}  // namespace topocoll::model
+
+template <>
+struct topocoll::is_commutative<topocoll::model::phantom_op, topocoll::model::phantom>
+    : std::true_type {};

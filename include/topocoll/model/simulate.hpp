@@ -1,0 +1,192 @@
+#pragma once
+// model::simulate: the time one collective takes on a physical network,
+// predicted by running the library's own kernels for every rank.
+//
+//   namespace sim = topocoll::model;
+//   sim::network net = sim::network::ring(8);
+//   sim::cost_params c{.t_s = 100.0, .t_w = 1.0};  // per message, per element; .t_h per hop
+//   sim::result r = sim::simulate<topocoll::Hypercube<>>(sim::collective::all_gather, 8, 16,
+//                                                         net, c, topocoll::options{});
+//   r.time; r.messages; r.max_congestion;
+//
+// How: each rank's collective call (root 0 where there is one) runs to
+// completion, one rank after the other on this thread, on a transport that
+// records its calls (model/recording.hpp), with m elements of model::phantom
+// whose buffers are untouched address space: no element is read, written or
+// copied, and a change in a kernel changes the prediction. Then a
+// discrete-event pass times the p schedules on the network, with routing and
+// congestion (model/timeline.hpp). Virtual rank i sits on processor i.
+//
+// The kernels see 8-byte elements and a transport with non-blocking sends
+// (network ports::multi; ports::single: a blocking one, the seeds' model), so
+// options (algo, cost) choose exactly as they would for doubles on mpi::Comm.
+// Reductions use a commutative operator.
+//
+// Bad input throws std::invalid_argument: p < 1, a network with fewer
+// processors than p, a negative or non-finite cost, p * m too large to address.
+// A topology that cannot hold p, or a forced algorithm that does not apply,
+// throws as the collective itself does.
+
+#include <cmath>
+#include <cstddef>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../collectives.hpp"
+#include "network.hpp"
+#include "recording.hpp"
+#include "timeline.hpp"
+
+namespace topocoll::model {
+
+enum class collective {
+  broadcast,
+  reduce,
+  all_reduce,
+  all_gather,
+  reduce_scatter,
+  scan,
+  exclusive_scan,
+  scatter,
+  gather,
+  all_to_all
+};
+
+inline constexpr collective all_collectives[] = {
+    collective::broadcast,      collective::reduce,         collective::all_reduce,
+    collective::all_gather,     collective::reduce_scatter, collective::scan,
+    collective::exclusive_scan, collective::scatter,        collective::gather,
+    collective::all_to_all};
+
+constexpr std::string_view to_string(collective k) {
+  constexpr std::string_view names[] = {
+      "broadcast", "reduce",         "all_reduce", "all_gather", "reduce_scatter",
+      "scan",      "exclusive_scan", "scatter",    "gather",     "all_to_all"};
+  return names[static_cast<std::size_t>(k)];
+}
+
+inline collective parse_collective(std::string_view name) {
+  for (collective k : all_collectives)
+    if (to_string(k) == name) return k;
+  throw std::invalid_argument("topocoll::model: unknown collective \"" + std::string(name) + "\"");
+}
+
+namespace detail {
+
+// The buffers one rank passes, over untouched address space.
+template <Topology Topo, Transport C>
+void run_rank(C& c, collective k, std::size_t m, const options& opt, address_arena& a) {
+  const std::size_t pm = static_cast<std::size_t>(c.size()) * m;
+  const bool root = c.rank() == 0;
+  auto buf = [&](std::size_t n) {
+    return std::span<phantom>(reinterpret_cast<phantom*>(a.take(n * sizeof(phantom))), n);
+  };
+  const phantom_op op;
+  switch (k) {
+    case collective::broadcast:
+      return topocoll::broadcast<Topo>(c, buf(m), 0, opt);
+    case collective::reduce:
+      return topocoll::reduce<Topo>(c, buf(m), buf(root ? m : 0), op, 0, opt);
+    case collective::all_reduce:
+      return topocoll::all_reduce<Topo>(c, buf(m), buf(m), op, opt);
+    case collective::all_gather:
+      return topocoll::all_gather<Topo>(c, buf(m), buf(pm), opt);
+    case collective::reduce_scatter:
+      return topocoll::reduce_scatter<Topo>(c, buf(pm), buf(m), op, opt);
+    case collective::scan:
+      return topocoll::scan<Topo>(c, buf(m), buf(m), op, opt);
+    case collective::exclusive_scan:
+      return topocoll::exclusive_scan<Topo>(c, buf(m), buf(m), op, opt);
+    case collective::scatter:
+      return topocoll::scatter<Topo>(c, buf(root ? pm : 0), buf(m), 0, opt);
+    case collective::gather:
+      return topocoll::gather<Topo>(c, buf(m), buf(root ? pm : 0), 0, opt);
+    case collective::all_to_all:
+      return topocoll::all_to_all<Topo>(c, buf(pm), buf(pm), opt);
+  }
+}
+
+inline void check_inputs(int p, std::size_t m, const network& net, const cost_params& cost) {
+  auto bad = [](const std::string& what) {
+    throw std::invalid_argument("topocoll::model::simulate: " + what);
+  };
+  if (p < 1) bad("p = " + std::to_string(p) + ", needs p >= 1");
+  if (p > (1 << 28)) bad("p = " + std::to_string(p) + " exceeds 2^28");
+  if (net.processors() < p)
+    bad("the network " + net.name() + " has " + std::to_string(net.processors()) +
+        " processors, fewer than p = " + std::to_string(p));
+  const std::pair<const char*, double> costs[] = {
+      {"t_s", cost.t_s}, {"t_w", cost.t_w}, {"t_h", cost.t_h}};
+  for (auto [name, v] : costs)
+    if (!(v >= 0) || !std::isfinite(v))
+      bad(std::string(name) + " = " + std::to_string(v) + ", needs a finite cost >= 0");
+  if (m > (std::size_t{1} << 40) / static_cast<std::size_t>(p))
+    bad("p * m = " + std::to_string(p) + " * " + std::to_string(m) +
+        " elements is too large to simulate");
+}
+
+// Sets the arena phantom::topocoll_reserve draws from, for one scope.
+class arena_scope {
+ public:
+  explicit arena_scope(address_arena& a) : old_(std::exchange(address_arena::current(), &a)) {}
+  arena_scope(const arena_scope&) = delete;
+  arena_scope& operator=(const arena_scope&) = delete;
+  ~arena_scope() { address_arena::current() = old_; }
+
+ private:
+  address_arena* old_;
+};
+
+// Every rank's calls, rank after rank.
+template <Topology Topo>
+schedule_log record(collective k, int p, std::size_t m, ports port, const options& opt) {
+  address_arena arena;
+  const arena_scope scope(arena);
+  schedule_log log(p);
+  for (int r = 0; r < p; ++r) {
+    arena.reset();
+    if (port == ports::single) {
+      recorder c(r, log);
+      run_rank<Topo>(c, k, m, opt, arena);
+    } else {
+      posting_recorder c(r, log);
+      run_rank<Topo>(c, k, m, opt, arena);
+    }
+    log.end_rank();
+  }
+  return log;
+}
+
+}  // namespace detail
+
+// The predicted time, message count and worst congestion of collective k of m
+// elements per rank (per block for all_gather, reduce_scatter, scatter,
+// gather and all_to_all) over p ranks on Topo, on the network net.
+template <Topology Topo>
+result simulate(collective k, int p, std::size_t m, const network& net, const cost_params& cost,
+                const options& opt = {}) {
+  detail::check_inputs(p, m, net, cost);
+  const detail::schedule_log log = detail::record<Topo>(k, p, m, net.port_model(), opt);
+  return detail::timeline(log, net, cost, nullptr).run();
+}
+
+// ... with every message's timing as well (for drawing; memory grows with the
+// number of messages).
+struct traced_result {
+  result summary;
+  std::vector<timed_message> messages;  // in the order they were priced (start time)
+};
+template <Topology Topo>
+traced_result simulate_trace(collective k, int p, std::size_t m, const network& net,
+                             const cost_params& cost, const options& opt = {}) {
+  detail::check_inputs(p, m, net, cost);
+  const detail::schedule_log log = detail::record<Topo>(k, p, m, net.port_model(), opt);
+  traced_result t;
+  t.summary = detail::timeline(log, net, cost, &t.messages).run();
+  return t;
+}
+
+}  // namespace topocoll::model

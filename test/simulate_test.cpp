@@ -1,0 +1,403 @@
+#define BOOST_TEST_MODULE simulate
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <topocoll/model/counting.hpp>
+#include <topocoll/model/simulate.hpp>
+#include <topocoll/topocoll.hpp>
+
+// The seeds' closed-form costs (Grama et al. ch. 4, the lecture notes on
+// communication primitives, ICS 632) evaluated on the library's own kernels,
+// on the matching network, and their congestion cases. The seeds' node is
+// single-ported: one call at a time per rank (ports::single).
+
+namespace tc = topocoll;
+namespace sim = topocoll::model;
+
+namespace {
+constexpr double ts = 100, tw = 3;
+const sim::cost_params cost{.t_s = ts, .t_w = tw};
+
+int log2i(int p) {
+  int d = 0;
+  while ((1 << d) < p) ++d;
+  return d;
+}
+sim::network single(sim::network n) {
+  return n.with(sim::ports::single);
+}
+sim::network cube(int p) {
+  return single(sim::network::hypercube(log2i(p)));
+}
+tc::options forced(tc::algorithm a) {
+  return tc::options{.algo = a};
+}
+template <class Topo>
+double time_of(sim::collective k, int p, std::size_t m, const sim::network& net,
+               tc::options opt = {}) {
+  return sim::simulate<Topo>(k, p, m, net, cost, opt).time;
+}
+}  // namespace
+
+// Eq. 4.1: broadcast and reduce on a hypercube, (t_s + t_w m) log p.
+BOOST_AUTO_TEST_CASE(eq_4_1_broadcast_and_reduce_on_a_hypercube) {
+  for (int p : {2, 8, 64})
+    for (std::size_t m : {1, 10, 1000}) {
+      const double want = (ts + tw * m) * log2i(p);
+      const auto tree = forced(tc::algorithm::tree);
+      BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::broadcast, p, m, cube(p), tree) == want);
+      BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::reduce, p, m, cube(p), tree) == want);
+      // posted sends (ports::multi) reach the leaves over the same log p edges
+      BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::broadcast, p, m,
+                                          sim::network::hypercube(log2i(p)), tree) == want);
+    }
+}
+
+// Eq. 4.2: all-to-all broadcast and reduction on a ring, (t_s + t_w m)(p - 1).
+BOOST_AUTO_TEST_CASE(eq_4_2_all_gather_and_reduce_scatter_on_a_ring) {
+  for (int p : {2, 5, 8, 13})
+    for (std::size_t m : {1, 7, 100}) {
+      const auto ring = single(sim::network::ring(p));
+      const double want = (ts + tw * m) * (p - 1);
+      BOOST_TEST(time_of<tc::Ring>(sim::collective::all_gather, p, m, ring) == want);
+      BOOST_TEST(time_of<tc::Ring>(sim::collective::reduce_scatter, p, m, ring) == want);
+    }
+}
+
+// Eq. 4.3: all-to-all broadcast on a square mesh, 2 t_s (sqrt p - 1) + t_w m (p - 1).
+BOOST_AUTO_TEST_CASE(eq_4_3_all_gather_on_a_mesh) {
+  for (int q : {2, 3, 4, 8})
+    for (std::size_t m : {1, 10}) {
+      const int p = q * q;
+      const double want = 2 * ts * (q - 1) + tw * m * (p - 1);
+      BOOST_TEST(time_of<tc::Mesh<2>>(sim::collective::all_gather, p, m,
+                                      single(sim::network::mesh({q, q}))) == want);
+    }
+}
+
+// Eq. 4.4: all-to-all broadcast and reduction on a hypercube, t_s log p + t_w m (p - 1).
+BOOST_AUTO_TEST_CASE(eq_4_4_all_gather_and_reduce_scatter_on_a_hypercube) {
+  for (int p : {2, 4, 16, 128})
+    for (std::size_t m : {1, 5, 64}) {
+      const double want = ts * log2i(p) + tw * m * (p - 1);
+      BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::all_gather, p, m, cube(p)) == want);
+      BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::reduce_scatter, p, m, cube(p)) == want);
+    }
+}
+
+// Section 4.3: all-reduce (the all-to-all broadcast pattern with a constant
+// message) and prefix sums on a hypercube, (t_s + t_w m) log p.
+BOOST_AUTO_TEST_CASE(all_reduce_and_prefix_sums_on_a_hypercube) {
+  for (int p : {2, 8, 32})
+    for (std::size_t m : {1, 16, 300}) {
+      const double want = (ts + tw * m) * log2i(p);
+      BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::all_reduce, p, m, cube(p),
+                                          forced(tc::algorithm::recursive_doubling)) == want);
+      BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::scan, p, m, cube(p)) == want);
+    }
+}
+
+// Section 4.4: scatter and gather on a hypercube, t_s log p + t_w m (p - 1).
+BOOST_AUTO_TEST_CASE(scatter_and_gather_on_a_hypercube) {
+  for (int p : {2, 8, 64})
+    for (std::size_t m : {1, 9, 100}) {
+      const double want = ts * log2i(p) + tw * m * (p - 1);
+      BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::scatter, p, m, cube(p)) == want);
+      BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::gather, p, m, cube(p)) == want);
+    }
+}
+
+// Eqs. 4.7-4.9: all-to-all personalized by store-and-forward: ring
+// (t_s + t_w m p / 2)(p - 1), square mesh (2 t_s + t_w m p)(sqrt p - 1),
+// hypercube (t_s + t_w m p / 2) log p.
+BOOST_AUTO_TEST_CASE(eq_4_7_to_4_9_store_and_forward_all_to_all) {
+  const auto sf = forced(tc::algorithm::store_and_forward);
+  for (std::size_t m : {2, 10}) {
+    for (int p : {2, 4, 8, 12})
+      BOOST_TEST(time_of<tc::Ring>(sim::collective::all_to_all, p, m, single(sim::network::ring(p)),
+                                   sf) == (ts + tw * m * p / 2) * (p - 1));
+    for (int q : {2, 3, 4}) {
+      const int p = q * q;
+      BOOST_TEST(time_of<tc::Mesh<2>>(sim::collective::all_to_all, p, m,
+                                      single(sim::network::mesh({q, q})),
+                                      sf) == (2 * ts + tw * m * p) * (q - 1));
+    }
+    for (int p : {2, 8, 64})
+      BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::all_to_all, p, m, cube(p), sf) ==
+                 (ts + tw * m * p / 2) * log2i(p));
+  }
+}
+
+// Eq. 4.10 and the third congestion case: the pairwise exchange, partner
+// rank XOR j, with E-cube routing on a hypercube is congestion-free:
+// (t_s + t_w m)(p - 1). On a ring the same schedule congests.
+BOOST_AUTO_TEST_CASE(eq_4_10_pairwise_exchange_is_congestion_free_under_e_cube) {
+  const auto pw = forced(tc::algorithm::pairwise);
+  for (int p : {2, 8, 32, 64})
+    for (std::size_t m : {1, 50}) {
+      const sim::result r =
+          sim::simulate<tc::Hypercube<>>(sim::collective::all_to_all, p, m, cube(p), cost, pw);
+      BOOST_TEST(r.time == (ts + tw * m) * (p - 1));
+      BOOST_TEST(r.max_congestion == 1);
+      BOOST_TEST(r.messages == static_cast<std::uint64_t>(p) * (p - 1));
+    }
+  const sim::result ring = sim::simulate<tc::Hypercube<>>(sim::collective::all_to_all, 8, 1,
+                                                          single(sim::network::ring(8)), cost, pw);
+  BOOST_TEST(ring.max_congestion > 1);
+}
+
+// ICS 632's pipelined broadcast round a ring: (p - 2 + r)(t_s + t_w m / r),
+// at the r the kernel picks (ring_segments), for m a multiple of r.
+BOOST_AUTO_TEST_CASE(ring_pipeline_at_the_kernels_r) {
+  tc::options opt = forced(tc::algorithm::pipelined);
+  opt.cost = {.ts_us = 1.0, .tw_us_per_byte = 0.01};
+  for (int p : {3, 8, 17})
+    for (std::size_t m0 : {2000, 30000}) {
+      std::size_t m = m0, r = 1;
+      for (;; ++m) {
+        r = tc::detail::one_to_all::ring_segments<sim::phantom>(m, p, opt.cost);
+        if (m % r == 0) break;
+      }
+      BOOST_TEST_REQUIRE(r > 1);
+      const double want = (p - 2 + static_cast<double>(r)) * (ts + tw * static_cast<double>(m / r));
+      for (sim::ports k : {sim::ports::single, sim::ports::multi}) {
+        auto ring = sim::network::ring(p).with(k);
+        BOOST_TEST(time_of<tc::Ring>(sim::collective::broadcast, p, m, ring, opt) == want);
+        BOOST_TEST(time_of<tc::Ring>(sim::collective::reduce, p, m, ring, opt) == want);
+      }
+    }
+}
+
+// "Improving the speed": all-reduce as reduce-scatter + all-gather, and
+// broadcast (reduce) as scatter + all-gather (reduce-scatter + gather), on a
+// hypercube: 2 t_s log p + 2 t_w m (p - 1) / p, m a multiple of p.
+BOOST_AUTO_TEST_CASE(improving_the_speed_on_a_hypercube) {
+  for (int p : {2, 8, 32})
+    for (std::size_t k : {1, 3}) {
+      const std::size_t m = k * static_cast<std::size_t>(p);
+      const double want = 2 * ts * log2i(p) + 2 * tw * static_cast<double>(m) * (p - 1) / p;
+      BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::all_reduce, p, m, cube(p),
+                                          forced(tc::algorithm::reduce_scatter_all_gather)) ==
+                 want);
+      BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::broadcast, p, m, cube(p),
+                                          forced(tc::algorithm::scatter_all_gather)) == want);
+      BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::reduce, p, m, cube(p),
+                                          forced(tc::algorithm::reduce_scatter_gather)) == want);
+    }
+}
+
+// The first congestion case: the hypercube all-to-all broadcast on an
+// 8-node ring. Its last step sends 4m words from every node to the node 4
+// away, and one link of the ring carries all four messages of one direction.
+BOOST_AUTO_TEST_CASE(hypercube_all_gather_on_a_ring_congests_its_last_step) {
+  const std::size_t m = 10;
+  const sim::traced_result t = sim::simulate_trace<tc::Hypercube<>>(
+      sim::collective::all_gather, 8, m, single(sim::network::ring(8)), cost);
+  BOOST_TEST(t.summary.max_congestion == 4);
+  int last_step = 0;
+  for (const sim::timed_message& x : t.messages)
+    if (x.count == 4 * m) {
+      ++last_step;
+      BOOST_TEST(x.congestion == 4);
+      BOOST_TEST(x.hops == 4);
+    }
+  BOOST_TEST(last_step == 8);
+  // steps of m, 2m, 4m words with c = 1, 2, 4
+  BOOST_TEST(t.summary.time == (ts + tw * m) + (ts + 2 * tw * 2 * m) + (ts + 4 * tw * 4 * m));
+  // on its own network, Eq. 4.4 without congestion
+  BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::all_gather, 8, m, cube(8)) ==
+             3 * ts + tw * m * 7);
+}
+
+namespace {
+// The hypercube broadcast with virtual rank v on real rank bitreverse(v):
+// the library's kernel, relabelled so that on a linear array it sends to the
+// NEAREST node first (0 -> 1; 0 -> 2, 1 -> 3; 0 -> 4, ...), the order Grama
+// Section 4.1.1 warns against.
+struct NearestFirst : tc::Hypercube<3> {
+  static std::string name() { return "NearestFirst"; }
+  static constexpr int reverse(int v) { return ((v & 1) << 2) | (v & 2) | ((v >> 2) & 1); }
+  static constexpr int to_virtual(const tc::layout&, int rank, int root) {
+    return reverse(rank) ^ reverse(root);
+  }
+  static constexpr int to_real(const tc::layout&, int v, int root) {
+    return reverse(v ^ reverse(root));
+  }
+};
+}  // namespace
+
+// The second congestion case: on a linear array (an 8-node ring whose ties
+// go towards increasing rank), the farthest-first broadcast is congestion-free
+// while nearest-first shares the link 1 -> 2 in its second step and 3 -> 4 in
+// its third.
+BOOST_AUTO_TEST_CASE(linear_array_broadcast_nearest_first_congests) {
+  const std::size_t m = 20;
+  const auto ring = single(sim::network::ring(8));
+  const sim::result far = sim::simulate<tc::Ring>(sim::collective::broadcast, 8, m, ring, cost,
+                                                  forced(tc::algorithm::tree));
+  BOOST_TEST(far.max_congestion == 1);
+  BOOST_TEST(far.time == 3 * (ts + tw * m));
+  const sim::traced_result near =
+      sim::simulate_trace<NearestFirst>(sim::collective::broadcast, 8, m, ring, cost);
+  BOOST_TEST(near.summary.max_congestion == 4);
+  BOOST_TEST(near.summary.time == (ts + tw * m) + (ts + 2 * tw * m) + (ts + 4 * tw * m));
+  BOOST_TEST(near.messages.front().dst == 1);  // nearest first
+}
+
+// The simulator's message count is what the kernels send on a real
+// transport: model::Counting over loopback, doubles, the same options.
+BOOST_AUTO_TEST_CASE(message_counts_match_a_real_run) {
+  const int p = 6;
+  const std::size_t m = 4;
+  for (sim::collective k : sim::all_collectives) {
+    std::vector<std::size_t> sent(p);
+    tc::loopback::run(p, [&](tc::loopback::Comm& c) {
+      tc::model::Counting cc(c);
+      const auto P = static_cast<std::size_t>(p);
+      std::vector<double> a(P * m, 1.0), b(P * m, 0.0);
+      std::span<double> in(a), out(b);
+      switch (k) {
+        case sim::collective::broadcast:
+          tc::broadcast<tc::Hypercube<>>(cc, in.first(m), 0);
+          break;
+        case sim::collective::reduce:
+          tc::reduce<tc::Hypercube<>>(cc, in.first(m), out.first(m), std::plus<>{}, 0);
+          break;
+        case sim::collective::all_reduce:
+          tc::all_reduce<tc::Hypercube<>>(cc, in.first(m), out.first(m), std::plus<>{});
+          break;
+        case sim::collective::all_gather:
+          tc::all_gather<tc::Hypercube<>>(cc, in.first(m), out);
+          break;
+        case sim::collective::reduce_scatter:
+          tc::reduce_scatter<tc::Hypercube<>>(cc, in, out.first(m), std::plus<>{});
+          break;
+        case sim::collective::scan:
+          tc::scan<tc::Hypercube<>>(cc, in.first(m), out.first(m), std::plus<>{});
+          break;
+        case sim::collective::exclusive_scan:
+          tc::exclusive_scan<tc::Hypercube<>>(cc, in.first(m), out.first(m), std::plus<>{});
+          break;
+        case sim::collective::scatter:
+          tc::scatter<tc::Hypercube<>>(cc, in, out.first(m), 0);
+          break;
+        case sim::collective::gather:
+          tc::gather<tc::Hypercube<>>(cc, in.first(m), out, 0);
+          break;
+        case sim::collective::all_to_all:
+          tc::all_to_all<tc::Hypercube<>>(cc, in, out);
+          break;
+      }
+      sent[static_cast<std::size_t>(c.rank())] = cc.sends();
+    });
+    std::size_t total = 0;
+    for (std::size_t s : sent) total += s;
+    // model::Counting is a blocking transport: compare with ports::single
+    const sim::result r =
+        sim::simulate<tc::Hypercube<>>(k, p, m, single(sim::network::complete(p)), cost);
+    BOOST_TEST(r.messages == total, sim::to_string(k));
+  }
+}
+
+// Every collective runs on every topology at awkward p without touching an
+// element (the buffers are PROT_NONE: a touch would fault).
+BOOST_AUTO_TEST_CASE(every_collective_every_topology_small_p) {
+  for (int p : {1, 2, 3, 7, 12})
+    for (sim::collective k : sim::all_collectives)
+      for (sim::ports port : {sim::ports::single, sim::ports::multi}) {
+        const auto net = sim::network::complete(p).with(port);
+        BOOST_TEST(sim::simulate<tc::Ring>(k, p, 5, net, cost).time >= 0);
+        BOOST_TEST(sim::simulate<tc::Mesh<2>>(k, p, 5, net, cost).time >= 0);
+        BOOST_TEST(sim::simulate<tc::Hypercube<>>(k, p, 5, net, cost).time >= 0);
+        const sim::result t = sim::simulate<tc::Tree<3>>(k, p, 5, net, cost);
+        BOOST_TEST((p == 1 || t.messages > 0));
+      }
+}
+
+// Routes: lengths and the tie rule.
+BOOST_AUTO_TEST_CASE(routes) {
+  auto hops = [](const sim::network& n, int a, int b) {
+    std::vector<std::uint64_t> links;
+    const int h = n.route(a, b, [&](std::uint64_t l) { links.push_back(l); });
+    BOOST_TEST(links.size() == static_cast<std::size_t>(h));
+    for (std::uint64_t l : links) BOOST_TEST(l < n.links());
+    return h;
+  };
+  const auto ring = sim::network::ring(8);
+  BOOST_TEST(hops(ring, 0, 4) == 4);
+  BOOST_TEST(hops(ring, 0, 7) == 1);
+  BOOST_TEST(hops(ring, 6, 1) == 3);
+  std::vector<std::uint64_t> a, b;  // the tie goes towards increasing rank
+  ring.route(0, 4, [&](std::uint64_t l) { a.push_back(l); });
+  ring.route(1, 4, [&](std::uint64_t l) { b.push_back(l); });
+  BOOST_TEST(a[1] == b[0]);
+  BOOST_TEST(hops(sim::network::hypercube(4), 0b0101, 0b1010) == 4);
+  BOOST_TEST(hops(sim::network::mesh({4, 4}), 0, 15) == 2);  // wrap-around both ways
+  BOOST_TEST(hops(sim::network::mesh({4, 4}), 0, 10) == 4);
+  BOOST_TEST(hops(sim::network::tree(8), 0, 1) == 2);
+  BOOST_TEST(hops(sim::network::tree(8), 0, 7) == 6);
+  BOOST_TEST(hops(sim::network::tree(5), 3, 4) == 6);
+  BOOST_TEST(hops(sim::network::complete(9), 3, 8) == 1);
+  // t_h counts hops: the tree broadcast on a tree network of switches
+  const sim::cost_params with_hops{.t_s = 1, .t_w = 0, .t_h = 10};
+  BOOST_TEST(sim::simulate<tc::Hypercube<>>(sim::collective::broadcast, 8, 1,
+                                            single(sim::network::tree(8)), with_hops,
+                                            forced(tc::algorithm::tree))
+                 .time == (1 + 60) + (1 + 40) + (1 + 20));
+}
+
+// Bad input: a clear exception, no hang.
+BOOST_AUTO_TEST_CASE(bad_input) {
+  auto throws = [](auto f, const std::string& needle) {
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      BOOST_TEST(std::string(e.what()).find(needle) != std::string::npos, e.what());
+      return;
+    }
+    BOOST_ERROR("no exception; expected one about " + needle);
+  };
+  const auto bc = sim::collective::broadcast;
+  throws([] { (void)sim::network::parse("torus", 8); }, "unknown network shape \"torus\"");
+  throws([] { (void)sim::network::parse("mesh:4xq", 8); }, "mesh side \"q\"");
+  throws([&] { sim::simulate<tc::Ring>(bc, 9, 4, sim::network::ring(8), cost); },
+         "has 8 processors, fewer than p = 9");
+  throws([&] { sim::simulate<tc::Ring>(bc, 8, 4, sim::network::ring(8), {.t_s = -1, .t_w = 1}); },
+         "t_s = -1");
+  throws([&] { sim::simulate<tc::Ring>(bc, 8, 4, sim::network::ring(8), {.t_s = 1, .t_w = NAN}); },
+         "t_w");
+  throws([&] { sim::simulate<tc::Ring>(bc, 0, 4, sim::network::ring(8), cost); }, "p = 0");
+  throws([] { (void)sim::network::ring(0); }, "0 processors");
+  throws([] { (void)sim::network::hypercube(-1); }, "dimension -1");
+  throws([] { (void)sim::parse_collective("allgather"); }, "unknown collective");
+  // what the collective itself rejects
+  throws([&] { sim::simulate<tc::Hypercube<3>>(bc, 4, 4, sim::network::complete(4), cost); },
+         "Hypercube<3> needs 2^3 = 8 ranks");
+  throws(
+      [&] {
+        sim::simulate<tc::Hypercube<>>(bc, 8, 4, sim::network::complete(8), cost,
+                                       forced(tc::algorithm::pipelined));
+      },
+      "pipelined");
+}
+
+// first_link is the first link of the route, on every shape.
+BOOST_AUTO_TEST_CASE(first_link_is_the_routes_first) {
+  for (const sim::network& n :
+       {sim::network::ring(7), sim::network::ring(8), sim::network::mesh({3, 4}),
+        sim::network::mesh({2, 3, 4}), sim::network::hypercube(4), sim::network::tree(11),
+        sim::network::complete(6)})
+    for (int a = 0; a < n.processors(); ++a)
+      for (int b = 0; b < n.processors(); ++b) {
+        std::uint64_t first = sim::network::no_link;
+        n.route(a, b, [&](std::uint64_t l) {
+          if (first == sim::network::no_link) first = l;
+        });
+        BOOST_TEST(n.first_link(a, b) == first, n.name() << " " << a << " -> " << b);
+      }
+}

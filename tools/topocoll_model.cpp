@@ -1,0 +1,203 @@
+// topocoll-model: predicts a collective's time on a network by running the
+// library's kernels in the simulator (model/simulate.hpp). See doc/model.md.
+//
+//   topocoll-model --collective all_gather --topology hypercube --network ring --p 8 --m 16
+//   topocoll-model ... --svg steps.svg              the step diagram, congested messages in red
+//   topocoll-model ... --sweep p --from 2 --to 4096 --algo
+//   recursive_doubling,reduce_scatter_all_gather
+//                  --csv sweep.csv --png sweep.png  predicted time per algorithm (matplotlib)
+
+#include <boost/program_options.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <topocoll/model/simulate.hpp>
+#include <topocoll/model/timed_svg.hpp>
+
+namespace po = boost::program_options;
+namespace sim = topocoll::model;
+
+namespace {
+
+struct request {
+  sim::collective k;
+  std::string topology, network;
+  int p;
+  std::size_t m;
+  sim::cost_params cost;
+  sim::ports ports;
+};
+
+topocoll::algorithm parse_algorithm(const std::string& s) {
+  for (int i = 0; i <= static_cast<int>(topocoll::algorithm::bidirectional); ++i)
+    if (topocoll::to_string(static_cast<topocoll::algorithm>(i)) == s)
+      return static_cast<topocoll::algorithm>(i);
+  throw std::invalid_argument("unknown algorithm \"" + s + "\"");
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> v;
+  std::stringstream in(s);
+  for (std::string x; std::getline(in, x, ',');)
+    if (!x.empty()) v.push_back(x);
+  return v;
+}
+
+// The network of the shape named, for p ranks; "matching": the topology's own.
+sim::network make_network(const request& q) {
+  std::string spec = q.network;
+  if (spec == "matching") {
+    const std::string& t = q.topology;
+    spec = t == "ring"               ? "ring"
+           : t.rfind("mesh", 0) == 0 ? "mesh"
+           : t == "hypercube"        ? "hypercube"
+                                     : "tree";
+  }
+  if (spec == "mesh" && q.topology == "mesh2") {
+    const auto s = topocoll::Mesh<2>::sides(q.p);
+    return sim::network::mesh({s[0], s[1]}).with(q.ports);
+  }
+  return sim::network::parse(spec, q.p).with(q.ports);
+}
+
+// Runs f.template operator()<Topo>() for the topology named.
+template <class F>
+auto with_topology(const std::string& name, F&& f) {
+  if (name == "ring") return f.template operator()<topocoll::Ring>();
+  if (name == "mesh2") return f.template operator()<topocoll::Mesh<2>>();
+  if (name == "mesh3") return f.template operator()<topocoll::Mesh<3>>();
+  if (name == "hypercube") return f.template operator()<topocoll::Hypercube<>>();
+  if (name == "tree2") return f.template operator()<topocoll::Tree<2>>();
+  if (name == "tree4") return f.template operator()<topocoll::Tree<4>>();
+  if (name == "tree8") return f.template operator()<topocoll::Tree<8>>();
+  throw std::invalid_argument("unknown topology \"" + name +
+                              "\" (ring, mesh2, mesh3, hypercube, tree2, tree4, tree8)");
+}
+
+sim::traced_result run(const request& q, topocoll::algorithm a, bool traced) {
+  const sim::network net = make_network(q);
+  const topocoll::options opt{.algo = a};
+  return with_topology(q.topology, [&]<class Topo>() {
+    if (traced) return sim::simulate_trace<Topo>(q.k, q.p, q.m, net, q.cost, opt);
+    return sim::traced_result{sim::simulate<Topo>(q.k, q.p, q.m, net, q.cost, opt), {}};
+  });
+}
+
+void predict(const request& q, topocoll::algorithm a, const po::variables_map& vm) {
+  const bool traced = vm.count("svg") || vm.count("steps");
+  const sim::traced_result t = run(q, a, traced);
+  const std::string title = std::string(sim::to_string(q.k)) + " on " + q.topology + " (" +
+                            std::string(topocoll::to_string(a)) + "), " + make_network(q).name() +
+                            ", p = " + std::to_string(q.p) + ", m = " + std::to_string(q.m);
+  std::cout << title << "\n  time " << t.summary.time << "\n  messages " << t.summary.messages
+            << "\n  max congestion " << t.summary.max_congestion << "\n";
+  if (vm.count("steps")) {
+    std::cout << "  start\tend\tsrc\tdst\telements\thops\tc\n";
+    for (const sim::timed_message& m : t.messages)
+      std::cout << "  " << m.start << '\t' << m.end << '\t' << m.src << '\t' << m.dst << '\t'
+                << m.count << '\t' << m.hops << '\t' << m.congestion << '\n';
+  }
+  if (vm.count("svg")) {
+    std::ofstream(vm["svg"].as<std::string>()) << sim::to_svg(t, title);
+    std::cout << "  wrote " << vm["svg"].as<std::string>() << "\n";
+  }
+}
+
+// p or m from `from` to `to`, doubling; every algorithm in algos.
+void sweep(request q, const std::vector<topocoll::algorithm>& algos, const po::variables_map& vm) {
+  const std::string what = vm["sweep"].as<std::string>();
+  if (what != "p" && what != "m") throw std::invalid_argument("--sweep takes p or m");
+  const std::string csv = vm.count("csv") ? vm["csv"].as<std::string>() : "sweep.csv";
+  std::ofstream out(csv);
+  out << "collective,topology,network,algorithm,p,m,time,messages,max_congestion\n";
+  for (long long x = vm["from"].as<long long>(); x <= vm["to"].as<long long>(); x *= 2) {
+    if (what == "p")
+      q.p = static_cast<int>(x);
+    else
+      q.m = static_cast<std::size_t>(x);
+    for (topocoll::algorithm a : algos) {
+      sim::result r;
+      try {
+        r = run(q, a, false).summary;
+      } catch (const std::invalid_argument& e) {  // an algorithm that does not apply here
+        std::cerr << "skipped: " << e.what() << "\n";
+        continue;
+      }
+      out << sim::to_string(q.k) << ',' << q.topology << ',' << make_network(q).name() << ','
+          << topocoll::to_string(a) << ',' << q.p << ',' << q.m << ',' << r.time << ','
+          << r.messages << ',' << r.max_congestion << '\n';
+    }
+  }
+  out.close();
+  std::cout << "wrote " << csv << "\n";
+  if (vm.count("png")) {
+    const std::string cmd = "/usr/bin/python3 " TOPOCOLL_PLOT_SWEEP " " + csv + " " +
+                            vm["png"].as<std::string>() + " " + what;
+    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("plotting failed: " + cmd);
+    std::cout << "wrote " << vm["png"].as<std::string>() << "\n";
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  po::options_description d("topocoll-model: a collective's predicted time on a network");
+  d.add_options()("help,h", "this text")(
+      "collective,c", po::value<std::string>()->default_value("all_gather"),
+      "broadcast, reduce, all_reduce, all_gather, reduce_scatter, scan, exclusive_scan, scatter, "
+      "gather, all_to_all")(
+      "topology,t", po::value<std::string>()->default_value("hypercube"),
+      "the algorithm's topology: ring, mesh2, mesh3, hypercube, tree2, tree4, tree8")(
+      "network,n", po::value<std::string>()->default_value("matching"),
+      "matching (the topology's own), ring, mesh, mesh:AxB..., hypercube, tree, complete")(
+      "p", po::value<int>()->default_value(8), "ranks")(
+      "m", po::value<std::size_t>()->default_value(16), "elements per rank (per block)")(
+      "ts", po::value<double>()->default_value(100.0), "t_s, per message")(
+      "tw", po::value<double>()->default_value(1.0), "t_w, per element")(
+      "th", po::value<double>()->default_value(0.0), "t_h, per hop")(
+      "ports", po::value<std::string>()->default_value("multi"),
+      "multi (posted sends travel at once) or single (one call at a time, the seeds' model)")(
+      "algo,a", po::value<std::string>()->default_value("automatic"),
+      "algorithm (options::algo); for --sweep a comma-separated list")(
+      "steps", "print every message: start, end, ranks, size, hops, congestion")(
+      "svg", po::value<std::string>(), "write the step diagram to this SVG file")(
+      "sweep", po::value<std::string>(), "p or m: predict over a doubling range")(
+      "from", po::value<long long>()->default_value(2), "first value of the sweep")(
+      "to", po::value<long long>()->default_value(1024), "last value of the sweep")(
+      "csv", po::value<std::string>(), "the sweep's CSV file (default sweep.csv)")(
+      "png", po::value<std::string>(), "plot the sweep to this PNG (matplotlib)");
+  po::variables_map vm;
+  po::store(po::parse_command_line(argc, argv, d), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << d << "\n";
+    return 0;
+  }
+  const std::string ports = vm["ports"].as<std::string>();
+  if (ports != "multi" && ports != "single")
+    throw std::invalid_argument("--ports takes multi or single");
+  const request q{sim::parse_collective(vm["collective"].as<std::string>()),
+                  vm["topology"].as<std::string>(),
+                  vm["network"].as<std::string>(),
+                  vm["p"].as<int>(),
+                  vm["m"].as<std::size_t>(),
+                  {vm["ts"].as<double>(), vm["tw"].as<double>(), vm["th"].as<double>()},
+                  ports == "single" ? sim::ports::single : sim::ports::multi};
+  std::vector<topocoll::algorithm> algos;
+  for (const std::string& a : split(vm["algo"].as<std::string>()))
+    algos.push_back(parse_algorithm(a));
+  if (algos.empty()) throw std::invalid_argument("--algo names no algorithm");
+  if (vm.count("sweep"))
+    sweep(q, algos, vm);
+  else
+    predict(q, algos.front(), vm);
+  return 0;
+} catch (const std::exception& e) {
+  std::cerr << "topocoll-model: " << e.what() << "\n";
+  return 1;
+}
