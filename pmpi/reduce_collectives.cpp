@@ -12,8 +12,8 @@ int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op 
   const function f = function::reduce;
   auto serve = [&] {
     const place at = place_of(comm);
-    if (count < 0 || root < 0 || root >= at.size) return reason::null_or_invalid;
-    const reduction_plan plan = plan_reduction(dt, op);
+    if (root < 0 || root >= at.size) return reason::null_or_invalid;
+    const reduction_plan plan = plan_call(count, dt, op);
     if (!plan.run) return plan.why;
     const reduction& r = *plan.run;
     const std::size_t n = elements(count, r);
@@ -34,12 +34,11 @@ int MPI_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_
                   MPI_Comm comm) {
   const function f = function::allreduce;
   auto serve = [&] {
-    if (count < 0) return reason::null_or_invalid;
-    const reduction_plan plan = plan_reduction(dt, op);
+    const reduction_plan plan = plan_call(count, dt, op);
     if (!plan.run) return plan.why;
     const reduction& r = *plan.run;
     const std::size_t n = elements(count, r);
-    const void* in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    const void* in = input_of(sbuf, rbuf);
     tc::mpi::Comm& c = transport_of(comm);
     run_reduction(f, r, [&]<class Topo, class E>() {
       tc::all_reduce<Topo>(c, in_elems<E>(in, n), out_elems<E>(rbuf, n), r.op, options_of(f));

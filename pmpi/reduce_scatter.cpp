@@ -11,14 +11,13 @@ namespace {
 
 reason serve_block(function f, const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op,
                    MPI_Comm comm) {
-  if (count < 0) return reason::null_or_invalid;
-  const reduction_plan plan = plan_reduction(dt, op);
+  const reduction_plan plan = plan_call(count, dt, op);
   if (!plan.run) return plan.why;
   const reduction& r = *plan.run;
   const std::size_t m = elements(count, r);
   const auto p = static_cast<std::size_t>(place_of(comm).size);
   // In place, recvbuf holds the p blocks and gets the result in its first.
-  const void* in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+  const void* in = input_of(sbuf, rbuf);
   tc::mpi::Comm& c = transport_of(comm);
   run_reduction(f, r, [&]<class Topo, class E>() {
     tc::reduce_scatter<Topo>(c, in_elems<E>(in, p * m), out_elems<E>(rbuf, m), r.op, options_of(f));

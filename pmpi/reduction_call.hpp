@@ -42,6 +42,17 @@ std::span<E> out_elems(void* p, std::size_t n) {
   return {static_cast<E*>(p), n};
 }
 
+// The plan of a reduction of `count` items: plan.why when it is not served.
+inline reduction_plan plan_call(int count, MPI_Datatype dt, MPI_Op op) {
+  if (count < 0) return {std::nullopt, reason::null_or_invalid};
+  return plan_reduction(dt, op);
+}
+
+// A reduction's input: recvbuf itself under MPI_IN_PLACE.
+inline const void* input_of(const void* sbuf, const void* rbuf) {
+  return sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+}
+
 // A reduction's count in elements of the plan's element type; count >= 0.
 inline std::size_t elements(int count, const reduction& r) {
   return static_cast<std::size_t>(count) * r.per_item;

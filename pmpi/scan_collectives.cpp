@@ -13,12 +13,11 @@ template <prefix K>
 reason serve_scan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op,
                   MPI_Comm comm) {
   const function f = K == prefix::inclusive ? function::scan : function::exscan;
-  if (count < 0) return reason::null_or_invalid;
-  const reduction_plan plan = plan_reduction(dt, op);
+  const reduction_plan plan = plan_call(count, dt, op);
   if (!plan.run) return plan.why;
   const reduction& r = *plan.run;
   const std::size_t n = elements(count, r);
-  const void* in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+  const void* in = input_of(sbuf, rbuf);
   tc::mpi::Comm& c = transport_of(comm);
   run_reduction(f, r, [&]<class Topo, class E>() {
     if constexpr (K == prefix::inclusive)
