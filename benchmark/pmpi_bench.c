@@ -9,11 +9,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum fn { BCAST, REDUCE, ALLREDUCE, ALLGATHER, RSB, SCAN, EXSCAN, SCATTER, GATHER, ALLTOALL,
-          ALLTOALLV, FN_COUNT };
-static const char* names[] = {"MPI_Bcast",   "MPI_Reduce",  "MPI_Allreduce", "MPI_Allgather",
-                              "MPI_Reduce_scatter_block", "MPI_Scan", "MPI_Exscan",
-                              "MPI_Scatter", "MPI_Gather", "MPI_Alltoall", "MPI_Alltoallv"};
+enum fn {
+  BCAST,
+  REDUCE,
+  ALLREDUCE,
+  ALLGATHER,
+  RSB,
+  SCAN,
+  EXSCAN,
+  SCATTER,
+  GATHER,
+  ALLTOALL,
+  ALLTOALLV,
+  FN_COUNT
+};
+static const char* names[] = {
+    "MPI_Bcast",    "MPI_Reduce", "MPI_Allreduce", "MPI_Allgather", "MPI_Reduce_scatter_block",
+    "MPI_Scan",     "MPI_Exscan", "MPI_Scatter",   "MPI_Gather",    "MPI_Alltoall",
+    "MPI_Alltoallv"};
 
 struct bufs {
   double *in, *out;
@@ -25,20 +38,51 @@ struct bufs {
 static void call(int f, int native, struct bufs* b, int n) {
   MPI_Comm w = MPI_COMM_WORLD;
   switch (f) {
-    case BCAST: native ? PMPI_Bcast(b->in, n, MPI_DOUBLE, 0, w) : MPI_Bcast(b->in, n, MPI_DOUBLE, 0, w); break;
-    case REDUCE: native ? PMPI_Reduce(b->in, b->out, n, MPI_DOUBLE, MPI_SUM, 0, w) : MPI_Reduce(b->in, b->out, n, MPI_DOUBLE, MPI_SUM, 0, w); break;
-    case ALLREDUCE: native ? PMPI_Allreduce(b->in, b->out, n, MPI_DOUBLE, MPI_SUM, w) : MPI_Allreduce(b->in, b->out, n, MPI_DOUBLE, MPI_SUM, w); break;
-    case ALLGATHER: native ? PMPI_Allgather(b->in, n, MPI_DOUBLE, b->out, n, MPI_DOUBLE, w) : MPI_Allgather(b->in, n, MPI_DOUBLE, b->out, n, MPI_DOUBLE, w); break;
-    case RSB: native ? PMPI_Reduce_scatter_block(b->in, b->out, n, MPI_DOUBLE, MPI_SUM, w) : MPI_Reduce_scatter_block(b->in, b->out, n, MPI_DOUBLE, MPI_SUM, w); break;
-    case SCAN: native ? PMPI_Scan(b->in, b->out, n, MPI_DOUBLE, MPI_SUM, w) : MPI_Scan(b->in, b->out, n, MPI_DOUBLE, MPI_SUM, w); break;
-    case EXSCAN: native ? PMPI_Exscan(b->in, b->out, n, MPI_DOUBLE, MPI_SUM, w) : MPI_Exscan(b->in, b->out, n, MPI_DOUBLE, MPI_SUM, w); break;
-    case SCATTER: native ? PMPI_Scatter(b->in, n, MPI_DOUBLE, b->out, n, MPI_DOUBLE, 0, w) : MPI_Scatter(b->in, n, MPI_DOUBLE, b->out, n, MPI_DOUBLE, 0, w); break;
-    case GATHER: native ? PMPI_Gather(b->in, n, MPI_DOUBLE, b->out, n, MPI_DOUBLE, 0, w) : MPI_Gather(b->in, n, MPI_DOUBLE, b->out, n, MPI_DOUBLE, 0, w); break;
-    case ALLTOALL: native ? PMPI_Alltoall(b->in, n, MPI_DOUBLE, b->out, n, MPI_DOUBLE, w) : MPI_Alltoall(b->in, n, MPI_DOUBLE, b->out, n, MPI_DOUBLE, w); break;
+    case BCAST:
+      native ? PMPI_Bcast(b->in, n, MPI_DOUBLE, 0, w) : MPI_Bcast(b->in, n, MPI_DOUBLE, 0, w);
+      break;
+    case REDUCE:
+      native ? PMPI_Reduce(b->in, b->out, n, MPI_DOUBLE, MPI_SUM, 0, w)
+             : MPI_Reduce(b->in, b->out, n, MPI_DOUBLE, MPI_SUM, 0, w);
+      break;
+    case ALLREDUCE:
+      native ? PMPI_Allreduce(b->in, b->out, n, MPI_DOUBLE, MPI_SUM, w)
+             : MPI_Allreduce(b->in, b->out, n, MPI_DOUBLE, MPI_SUM, w);
+      break;
+    case ALLGATHER:
+      native ? PMPI_Allgather(b->in, n, MPI_DOUBLE, b->out, n, MPI_DOUBLE, w)
+             : MPI_Allgather(b->in, n, MPI_DOUBLE, b->out, n, MPI_DOUBLE, w);
+      break;
+    case RSB:
+      native ? PMPI_Reduce_scatter_block(b->in, b->out, n, MPI_DOUBLE, MPI_SUM, w)
+             : MPI_Reduce_scatter_block(b->in, b->out, n, MPI_DOUBLE, MPI_SUM, w);
+      break;
+    case SCAN:
+      native ? PMPI_Scan(b->in, b->out, n, MPI_DOUBLE, MPI_SUM, w)
+             : MPI_Scan(b->in, b->out, n, MPI_DOUBLE, MPI_SUM, w);
+      break;
+    case EXSCAN:
+      native ? PMPI_Exscan(b->in, b->out, n, MPI_DOUBLE, MPI_SUM, w)
+             : MPI_Exscan(b->in, b->out, n, MPI_DOUBLE, MPI_SUM, w);
+      break;
+    case SCATTER:
+      native ? PMPI_Scatter(b->in, n, MPI_DOUBLE, b->out, n, MPI_DOUBLE, 0, w)
+             : MPI_Scatter(b->in, n, MPI_DOUBLE, b->out, n, MPI_DOUBLE, 0, w);
+      break;
+    case GATHER:
+      native ? PMPI_Gather(b->in, n, MPI_DOUBLE, b->out, n, MPI_DOUBLE, 0, w)
+             : MPI_Gather(b->in, n, MPI_DOUBLE, b->out, n, MPI_DOUBLE, 0, w);
+      break;
+    case ALLTOALL:
+      native ? PMPI_Alltoall(b->in, n, MPI_DOUBLE, b->out, n, MPI_DOUBLE, w)
+             : MPI_Alltoall(b->in, n, MPI_DOUBLE, b->out, n, MPI_DOUBLE, w);
+      break;
     default:
       for (int j = 0; j < b->p; ++j) b->counts[j] = n, b->displs[j] = j * n;
-      native ? PMPI_Alltoallv(b->in, b->counts, b->displs, MPI_DOUBLE, b->out, b->counts, b->displs, MPI_DOUBLE, w)
-             : MPI_Alltoallv(b->in, b->counts, b->displs, MPI_DOUBLE, b->out, b->counts, b->displs, MPI_DOUBLE, w);
+      native ? PMPI_Alltoallv(b->in, b->counts, b->displs, MPI_DOUBLE, b->out, b->counts, b->displs,
+                              MPI_DOUBLE, w)
+             : MPI_Alltoallv(b->in, b->counts, b->displs, MPI_DOUBLE, b->out, b->counts, b->displs,
+                             MPI_DOUBLE, w);
   }
 }
 
@@ -72,7 +116,8 @@ int main(int argc, char** argv) {
                    malloc(sizeof(int) * (size_t)p), malloc(sizeof(int) * (size_t)p), p};
   memset(b.in, 1, (size_t)max_bytes * (size_t)p);
   memset(b.out, 0, (size_t)max_bytes * (size_t)p);
-  if (rank == 0) printf("%-26s %10s %12s %12s %7s\n", "function", "bytes", "native_us", "topocoll_us", "ratio");
+  if (rank == 0)
+    printf("%-26s %10s %12s %12s %7s\n", "function", "bytes", "native_us", "topocoll_us", "ratio");
   for (int f = 0; f < FN_COUNT; ++f) {
     if (only && strcmp(only, names[f]) != 0) continue;
     for (long bytes = 8; bytes <= max_bytes; bytes *= 8) {

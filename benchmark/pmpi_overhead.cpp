@@ -40,21 +40,18 @@ int main(int argc, char** argv) {
   {
     topocoll::mpi::Comm c{boost::mpi::communicator(MPI_COMM_WORLD, boost::mpi::comm_attach)};
     double x = 1.0, y = 0.0;
-    const double adapter_ar = per_call_us(calls, [&] {
-      MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    });
+    const double adapter_ar =
+        per_call_us(calls, [&] { MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); });
     const double cxx_ar = per_call_us(calls, [&] {
       topocoll::all_reduce<topocoll::Hypercube<>>(c, std::span<const double>(&x, 1),
                                                   std::span<double>(&y, 1), std::plus<>{});
     });
-    const double native_ar = per_call_us(calls, [&] {
-      PMPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    });
+    const double native_ar =
+        per_call_us(calls, [&] { PMPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); });
     const double adapter_bc =
         per_call_us(calls, [&] { MPI_Bcast(&x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD); });
-    const double cxx_bc = per_call_us(calls, [&] {
-      topocoll::broadcast<topocoll::Hypercube<>>(c, std::span<double>(&x, 1), 0);
-    });
+    const double cxx_bc = per_call_us(
+        calls, [&] { topocoll::broadcast<topocoll::Hypercube<>>(c, std::span<double>(&x, 1), 0); });
     const double native_bc =
         per_call_us(calls, [&] { PMPI_Bcast(&x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD); });
     int rank = 0, p = 1;
@@ -62,10 +59,10 @@ int main(int argc, char** argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     if (rank == 0) {
       std::printf("np %d, 8 B, us per call   adapter   C++ topocoll   adapter - C++   native\n", p);
-      std::printf("MPI_Allreduce             %7.3f   %12.3f   %13.3f   %6.3f\n", adapter_ar,
-                  cxx_ar, adapter_ar - cxx_ar, native_ar);
-      std::printf("MPI_Bcast                 %7.3f   %12.3f   %13.3f   %6.3f\n", adapter_bc,
-                  cxx_bc, adapter_bc - cxx_bc, native_bc);
+      std::printf("MPI_Allreduce             %7.3f   %12.3f   %13.3f   %6.3f\n", adapter_ar, cxx_ar,
+                  adapter_ar - cxx_ar, native_ar);
+      std::printf("MPI_Bcast                 %7.3f   %12.3f   %13.3f   %6.3f\n", adapter_bc, cxx_bc,
+                  adapter_bc - cxx_bc, native_bc);
     }
   }
   MPI_Finalize();

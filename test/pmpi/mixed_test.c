@@ -9,7 +9,7 @@
 #define N 64
 
 static int tag_of(int from, int to, int round, int tag_ub) {
-  return (round * 7919 + from * 131 + to) % (tag_ub + 1);
+  return (int)(((long)round * 7919 + from * 131 + to) % ((long)tag_ub + 1));
 }
 
 /* The collectives the adapter serves, checked. */
