@@ -1,0 +1,79 @@
+#pragma once
+// The shape of every intercepted function:
+//
+//   return intercept(function::allreduce, comm, [&] { ...; return reason::none; },
+//                    [&] { return PMPI_Allreduce(...); });
+//
+// serve() decides, before any communication, whether to serve the call (from
+// arguments that agree on every rank) and returns the reason if not; else it
+// runs the collective and returns reason::none. An exception it throws never
+// crosses the C frame: it is reported (function, rank, values) and handed to
+// the communicator's error handler (MPI_ERRORS_ARE_FATAL aborts the job; with
+// MPI_ERRORS_RETURN the MPI error code is returned).
+
+#include <exception>
+
+#include "adapter.hpp"
+#include "selection.hpp"
+#include "stats.hpp"
+#include "transport.hpp"
+
+namespace topocoll::pmpi {
+
+// Parses TOPOCOLL_PMPI once (MPI_Init, or the first intercepted call when
+// MPI_Init did not come through here); aborts the job on a bad entry.
+void ensure_started();
+
+// The reasons every function shares: a nested call, MPI_COMM_NULL, an
+// inter-communicator.
+reason common_reason(MPI_Comm comm);
+
+// The current exception as an MPI error: message on stderr, error handler
+// called, error code returned.
+int failed(function f, MPI_Comm comm) noexcept;
+
+// Calls made while one is being served (a user operation calling MPI, say)
+// go straight to MPI.
+class nesting {
+ public:
+  nesting() { ++depth_; }
+  ~nesting() { --depth_; }
+  nesting(const nesting&) = delete;
+  nesting& operator=(const nesting&) = delete;
+  static bool active() { return depth_ > 0; }
+
+ private:
+  static thread_local int depth_;
+};
+
+template <class Serve, class Native>
+int intercept(function f, MPI_Comm comm, Serve&& serve, Native&& native) {
+  reason why = common_reason(comm);
+  if (why == reason::none) {
+    const nesting scope;
+    try {
+      why = serve();
+    } catch (...) {
+      return failed(f, comm);
+    }
+  }
+  if (why == reason::none) {
+    stats::served(f);
+    return MPI_SUCCESS;
+  }
+  stats::fell_back(f, why);
+  return native();
+}
+
+// The communicator's size and this process's rank in it.
+struct place {
+  int rank, size;
+};
+place place_of(MPI_Comm comm);
+
+// options{} for f's selected algorithm.
+inline options options_of(function f) {
+  return options{selected(f).algo, {}};
+}
+
+}  // namespace topocoll::pmpi

@@ -1,0 +1,51 @@
+// MPI_Reduce and MPI_Allreduce.
+
+#include "reduction_call.hpp"
+
+using namespace topocoll::pmpi;
+namespace tc = topocoll;
+
+extern "C" {
+
+int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+               MPI_Comm comm) {
+  const function f = function::reduce;
+  auto serve = [&] {
+    const place at = place_of(comm);
+    if (root < 0 || root >= at.size) return reason::null_or_invalid;
+    const reduction_plan plan = plan_call(count, dt, op);
+    if (!plan.run) return plan.why;
+    const reduction& r = *plan.run;
+    const std::size_t n = elements(count, r);
+    const bool is_root = at.rank == root;
+    const void* in = is_root && sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    tc::mpi::Comm& c = transport_of(comm);
+    run_reduction(f, r, [&]<class Topo, class E>() {
+      tc::reduce<Topo>(c, in_elems<E>(in, n), out_elems<E>(rbuf, is_root ? n : 0), r.op, root,
+                       options_of(f));
+    });
+    return reason::none;
+  };
+  return intercept(f, comm, serve,
+                   [&] { return PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm); });
+}
+
+int MPI_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                  MPI_Comm comm) {
+  const function f = function::allreduce;
+  auto serve = [&] {
+    const reduction_plan plan = plan_call(count, dt, op);
+    if (!plan.run) return plan.why;
+    const reduction& r = *plan.run;
+    const std::size_t n = elements(count, r);
+    const void* in = input_of(sbuf, rbuf);
+    tc::mpi::Comm& c = transport_of(comm);
+    run_reduction(f, r, [&]<class Topo, class E>() {
+      tc::all_reduce<Topo>(c, in_elems<E>(in, n), out_elems<E>(rbuf, n), r.op, options_of(f));
+    });
+    return reason::none;
+  };
+  return intercept(f, comm, serve, [&] { return PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm); });
+}
+
+}  // extern "C"

@@ -1,0 +1,64 @@
+#include "stats.hpp"
+
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace topocoll::pmpi::stats {
+namespace {
+
+constexpr std::size_t row = reason_count;  // column 0 (reason::none) counts served calls
+std::array<std::atomic<std::uint64_t>, function_count * row> counts{};
+
+std::atomic<std::uint64_t>& cell(function f, reason r) {
+  return counts[static_cast<std::size_t>(f) * row + static_cast<std::size_t>(r)];
+}
+
+int level() {
+  const char* v = std::getenv("TOPOCOLL_PMPI_STATS");
+  return v == nullptr ? 0 : std::atoi(v);
+}
+
+void print(const std::array<std::uint64_t, function_count * row>& sum, int lvl) {
+  std::uint64_t served = 0, fallback = 0;
+  for (std::size_t i = 0; i < sum.size(); ++i) (i % row == 0 ? served : fallback) += sum[i];
+  std::string out = "topocoll-pmpi: served=" + std::to_string(served) +
+                    " fallback=" + std::to_string(fallback) + "\n";
+  for (std::size_t f = 0; lvl >= 2 && f < function_count; ++f)
+    for (std::size_t r = 0; r < row; ++r) {
+      const std::uint64_t n = sum[f * row + r];
+      if (n == 0) continue;
+      out += "topocoll-pmpi:   " + std::string(mpi_name(static_cast<function>(f))) + " " +
+             (r == 0 ? std::string("served")
+                     : "fallback(" + std::string(reason_name(static_cast<reason>(r))) + ")") +
+             "=" + std::to_string(n) + "\n";
+    }
+  std::fputs(out.c_str(), stderr);
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+void served(function f) {
+  cell(f, reason::none).fetch_add(1, std::memory_order_relaxed);
+}
+
+void fell_back(function f, reason r) {
+  cell(f, r).fetch_add(1, std::memory_order_relaxed);
+}
+
+void report() {
+  const int lvl = level();
+  if (lvl <= 0) return;
+  std::array<std::uint64_t, function_count * row> mine{}, sum{};
+  for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = counts[i].load();
+  PMPI_Reduce(mine.data(), sum.data(), static_cast<int>(mine.size()), MPI_UINT64_T, MPI_SUM, 0,
+              MPI_COMM_WORLD);
+  int rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) print(sum, lvl);
+}
+
+}  // namespace topocoll::pmpi::stats

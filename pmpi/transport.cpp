@@ -1,0 +1,56 @@
+#include "transport.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+namespace topocoll::pmpi {
+namespace {
+
+int keyval = MPI_KEYVAL_INVALID;
+std::once_flag keyval_once;
+std::mutex registry_mutex;
+std::vector<MPI_Comm> registry;  // the communicators holding a transport
+
+int delete_transport(MPI_Comm comm, int, void* value, void*) {
+  delete static_cast<mpi::Comm*>(value);
+  const std::lock_guard lock(registry_mutex);
+  std::erase(registry, comm);
+  return MPI_SUCCESS;
+}
+
+void make_keyval() {
+  PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &delete_transport, &keyval, nullptr);
+}
+
+}  // namespace
+
+void start_transports() {
+  std::call_once(keyval_once, make_keyval);
+}
+
+mpi::Comm& transport_of(MPI_Comm comm) {
+  start_transports();
+  void* value = nullptr;
+  int found = 0;
+  PMPI_Comm_get_attr(comm, keyval, &value, &found);
+  if (found) return *static_cast<mpi::Comm*>(value);
+  auto* c = new mpi::Comm(boost::mpi::communicator(comm, boost::mpi::comm_attach));
+  PMPI_Comm_set_attr(comm, keyval, c);
+  const std::lock_guard lock(registry_mutex);
+  registry.push_back(comm);
+  return *c;
+}
+
+void stop_transports() {
+  if (keyval == MPI_KEYVAL_INVALID) return;
+  std::vector<MPI_Comm> held;
+  {
+    const std::lock_guard lock(registry_mutex);
+    held = registry;
+  }
+  for (MPI_Comm c : held) PMPI_Comm_delete_attr(c, keyval);
+  PMPI_Comm_free_keyval(&keyval);
+}
+
+}  // namespace topocoll::pmpi

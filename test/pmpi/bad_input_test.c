@@ -1,0 +1,49 @@
+/* Bad input through the adapter (argv[1] picks the case):
+ *   op     MPI_SUM on MPI_C_BOOL, MPI_MAXLOC on MPI_INT under
+ *          MPI_ERRORS_RETURN: MPI_ERR_OP on every rank, and a message naming
+ *          the function, the rank and both values; the program goes on.
+ *   count  MPI_Bcast where rank 1 passes one element fewer than the root,
+ *          into a buffer of exactly that size: rank 1 reports it and the job
+ *          aborts (MPI_ERRORS_ARE_FATAL) instead of hanging or writing past
+ *          the buffer (AddressSanitizer watches it in the asan build).
+ * ctest checks the messages. */
+#include <stdbool.h>
+
+#include "pmpi_check.h"
+
+static void bad_operation(void) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  bool b = true, r = false;
+  int rc = MPI_Allreduce(&b, &r, 1, MPI_C_BOOL, MPI_SUM, MPI_COMM_WORLD);
+  int cls = -1;
+  MPI_Error_class(rc, &cls);
+  CHECK(cls == MPI_ERR_OP, "MPI_SUM on MPI_C_BOOL returned class %d, want MPI_ERR_OP", cls);
+  int i = 1, o = 0;
+  rc = MPI_Reduce(&i, &o, 1, MPI_INT, MPI_MAXLOC, 0, MPI_COMM_WORLD);
+  MPI_Error_class(rc, &cls);
+  CHECK(cls == MPI_ERR_OP, "MPI_MAXLOC on MPI_INT returned class %d, want MPI_ERR_OP", cls);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  rc = MPI_Allreduce(&i, &o, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); /* still works */
+  CHECK(rc == MPI_SUCCESS, "allreduce after errors");
+}
+
+static void count_mismatch(void) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int n = rank == 1 ? 15 : 16;
+  int* buf = calloc((size_t)n, sizeof(int));
+  MPI_Bcast(buf, n, MPI_INT, 0, MPI_COMM_WORLD);
+  /* the other ranks may return; rank 1 must not */
+  CHECK(rank != 1, "MPI_Bcast with counts 16 and 15 returned");
+  PMPI_Barrier(MPI_COMM_WORLD);
+  free(buf);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  if (argc > 1 && strcmp(argv[1], "count") == 0)
+    count_mismatch();
+  else
+    bad_operation();
+  return check_finish("bad_input_test");
+}
