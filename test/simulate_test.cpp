@@ -401,3 +401,19 @@ BOOST_AUTO_TEST_CASE(first_link_is_the_routes_first) {
         BOOST_TEST(n.first_link(a, b) == first, n.name() << " " << a << " -> " << b);
       }
 }
+
+// A schedule in which a receive is never matched ends with an exception
+// naming the waiting rank, not a hang.
+BOOST_AUTO_TEST_CASE(a_deadlocked_schedule_throws) {
+  sim::detail::schedule_log log(2);
+  log.add(sim::detail::op::recv, 0, 1, tc::detail::tag::broadcast, 4);
+  log.end_rank();
+  log.add(sim::detail::op::recv, 1, 0, tc::detail::tag::broadcast, 4);
+  log.end_rank();
+  const auto net = sim::network::ring(2);
+  BOOST_CHECK_EXCEPTION(sim::detail::timeline(log, net, cost, nullptr).run(), std::logic_error,
+                        [](const std::logic_error& e) {
+                          return std::string(e.what()).find("deadlocks: rank 0") !=
+                                 std::string::npos;
+                        });
+}

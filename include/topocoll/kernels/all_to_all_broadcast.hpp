@@ -312,9 +312,9 @@ bool reduce_scatter_fold(C& c, const place<Fold>& at, const rs_fold_buffers<T, O
     const int width = Order == rs_order::reversed ? rd.w[j] : step::stride(vl, j);
     auto peer = [&](int q) { return at.fm.to_real(step::with_coord(vl, w, j, q)); };
     const rs_ranges<T, Off> r{{i == 0 ? b.src : cspan(b.buf), b.off, start, width},
-                         {b.buf, b.off, start, width},
-                         i == nd - 1 ? b.fin : std::span<T>{},
-                         b.tmp};
+                              {b.buf, b.off, start, width},
+                              i == nd - 1 ? b.fin : std::span<T>{},
+                              b.tmp};
     wrote = rs_step<Topo::kind>(
         c, dim_at<decltype(peer)>{at.tag, step::radix(vl, j), step::coord(vl, w, j), peer}, r, op);
   }
