@@ -45,7 +45,6 @@ enum class reason {
   reduction_datatype,  // a reduction on a datatype that is not (contiguous) predefined
   operation,           // MPI_REPLACE, MPI_NO_OP, an op made outside MPI_Op_create
   uneven_counts,       // MPI_Reduce_scatter with different recvcounts
-  nested,              // called from inside the adapter itself
   count_
 };
 inline constexpr std::size_t reason_count = static_cast<std::size_t>(reason::count_);

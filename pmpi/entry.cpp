@@ -37,7 +37,6 @@ void ensure_started() {
 }
 
 reason common_reason(MPI_Comm comm) {
-  if (nesting::active()) return reason::nested;
   if (comm == MPI_COMM_NULL) return reason::null_or_invalid;
   ensure_started();
   int inter = 0;

@@ -24,8 +24,7 @@ namespace topocoll::pmpi {
 // MPI_Init did not come through here); aborts the job on a bad entry.
 void ensure_started();
 
-// The reasons every function shares: a nested call, MPI_COMM_NULL, an
-// inter-communicator.
+// The reasons every function shares: MPI_COMM_NULL, an inter-communicator.
 reason common_reason(MPI_Comm comm);
 
 // The current exception as an MPI error: message on stderr, error handler
@@ -48,6 +47,10 @@ class nesting {
 
 template <class Serve, class Native>
 int intercept(function f, MPI_Comm comm, Serve&& serve, Native&& native) {
+  // A call made while one is served is the adapter's own (mpi::Comm's
+  // settings check when it is built) or a user operation's: not the
+  // application's, so neither served nor counted.
+  if (nesting::active()) return native();
   reason why = common_reason(comm);
   if (why == reason::none) {
     const nesting scope;

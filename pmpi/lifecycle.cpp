@@ -26,7 +26,7 @@ constexpr std::array<std::string_view, function_count> key_names = {
     "alltoall",       "alltoallv"};
 constexpr std::array<std::string_view, reason_count> reason_names = {
     "served",    "inter_communicator", "null_or_invalid", "reduction_datatype",
-    "operation", "uneven_counts",      "nested"};
+    "operation", "uneven_counts"};
 }  // namespace
 
 std::string_view mpi_name(function f) {
