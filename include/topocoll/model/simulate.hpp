@@ -74,17 +74,15 @@ inline collective parse_collective(std::string_view name) {
   throw std::invalid_argument("topocoll::model: unknown collective \"" + std::string(name) + "\"");
 }
 
-namespace detail {
-
-// The buffers one rank passes, over untouched address space.
-template <Topology Topo, Transport C>
-void run_rank(C& c, collective k, std::size_t m, const options& opt, address_arena& a) {
+// Collective k of m elements per rank (per block) on c, root 0 where there is
+// one, with buffers from buf(n) (a span of n elements each) and operator op:
+// the call simulate records for every rank, and what a measurement of the
+// same prediction times (benchmark/model_check).
+template <Topology Topo, Transport C, class Buffers, class Op>
+void run_collective(C& c, collective k, std::size_t m, Buffers&& buf, const Op& op,
+                    const options& opt = {}) {
   const std::size_t pm = static_cast<std::size_t>(c.size()) * m;
   const bool root = c.rank() == 0;
-  auto buf = [&](std::size_t n) {
-    return std::span<phantom>(reinterpret_cast<phantom*>(a.take(n * sizeof(phantom))), n);
-  };
-  const phantom_op op;
   switch (k) {
     case collective::broadcast:
       return topocoll::broadcast<Topo>(c, buf(m), 0, opt);
@@ -107,6 +105,17 @@ void run_rank(C& c, collective k, std::size_t m, const options& opt, address_are
     case collective::all_to_all:
       return topocoll::all_to_all<Topo>(c, buf(pm), buf(pm), opt);
   }
+}
+
+namespace detail {
+
+// One rank's call, over untouched address space.
+template <Topology Topo, Transport C>
+void run_rank(C& c, collective k, std::size_t m, const options& opt, address_arena& a) {
+  auto buf = [&](std::size_t n) {
+    return std::span<phantom>(reinterpret_cast<phantom*>(a.take(n * sizeof(phantom))), n);
+  };
+  run_collective<Topo>(c, k, m, buf, phantom_op{}, opt);
 }
 
 inline void check_inputs(int p, std::size_t m, const network& net, const cost_params& cost) {
