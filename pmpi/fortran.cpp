@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include <array>
+#include <cstdio>
 #include <type_traits>
 
 // The sentinels and the ompi_x_f names are Open MPI's; under another MPI the
@@ -26,11 +27,16 @@ static_assert(std::is_same_v<MPI_Fint, int>, "MPI_Fint must be int: counts are p
 
 // The address of one of Open MPI's Fortran sentinel common blocks under
 // each of the four Fortran manglings (null where this Open MPI does not
-// export a name), looked up once, at first use.
+// export a name), looked up once, at first use. Without any of them a
+// Fortran MPI_IN_PLACE could not be told from a buffer: the job stops.
 struct sentinel {
-  std::array<const void*, 4> at;
+  std::array<const void*, 4> at{};
   explicit sentinel(std::array<const char*, 4> names) {
     for (std::size_t i = 0; i < at.size(); ++i) at[i] = dlsym(RTLD_DEFAULT, names[i]);
+    if (at == std::array<const void*, 4>{}) {
+      std::fprintf(stderr, "topocoll-pmpi: Fortran call: Open MPI's %s not found\n", names[0]);
+      PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_INTERN);
+    }
   }
   bool is(const void* p) const {
     for (const void* a : at)
