@@ -20,8 +20,8 @@ int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op 
     const bool is_root = at.rank == root;
     const void* in = is_root && sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     tc::mpi::Comm& c = transport_of(comm);
-    run_reduction(f, r, [&]<class Topo, class E>() {
-      tc::reduce<Topo>(c, in_elems<E>(in, n), out_elems<E>(rbuf, is_root ? n : 0), r.op, root,
+    run_reduction(f, r, [&]<class Topo, class E>(const auto& o) {
+      tc::reduce<Topo>(c, in_elems<E>(in, n), out_elems<E>(rbuf, is_root ? n : 0), o, root,
                        options_of(f));
     });
     return reason::none;
@@ -34,16 +34,10 @@ int MPI_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_
                   MPI_Comm comm) {
   const function f = function::allreduce;
   auto serve = [&] {
-    const reduction_plan plan = plan_call(count, dt, op);
-    if (!plan.run) return plan.why;
-    const reduction& r = *plan.run;
-    const std::size_t n = elements(count, r);
-    const void* in = input_of(sbuf, rbuf);
-    tc::mpi::Comm& c = transport_of(comm);
-    run_reduction(f, r, [&]<class Topo, class E>() {
-      tc::all_reduce<Topo>(c, in_elems<E>(in, n), out_elems<E>(rbuf, n), r.op, options_of(f));
-    });
-    return reason::none;
+    return serve_elementwise(f, {sbuf, rbuf, count, dt, op, comm},
+                             [&]<class Topo>(tc::mpi::Comm& c, auto in, auto out, const auto& o) {
+                               tc::all_reduce<Topo>(c, in, out, o, options_of(f));
+                             });
   };
   return intercept(f, comm, serve, [&] { return PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm); });
 }

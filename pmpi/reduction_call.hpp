@@ -1,6 +1,7 @@
 #pragma once
 // What the reduction entry points share: the plan of (datatype, op) and the
-// run of a collective over the selected topology and the plan's element type.
+// run of a collective over the selected topology, the plan's element type and
+// operator.
 
 #include <cstddef>
 #include <span>
@@ -11,24 +12,31 @@
 
 namespace topocoll::pmpi {
 
-// Runs run.template operator()<Topo, E>() for f's selected topology and the
-// element type of r.
+// Runs run.template operator()<Topo, E>(op) for f's selected topology, the
+// element type E of r and r's operator as
+// ordered_op: operand_order::free when it commutes, so the algorithms may
+// reorder, else operand_order::kept.
 template <class Run>
 void run_reduction(function f, const reduction& r, Run&& run) {
   with_topology(selected(f).topo, [&]<class Topo>() {
+    auto with_op = [&]<class E>() {
+      if (r.op.commutes())
+        return run.template operator()<Topo, E>(ordered_op<operand_order::free>{r.op});
+      return run.template operator()<Topo, E>(ordered_op<operand_order::kept>{r.op});
+    };
     switch (r.elem_bytes) {
       case 1:
-        return run.template operator()<Topo, elem<1>>();
+        return with_op.template operator()<elem<1>>();
       case 2:
-        return run.template operator()<Topo, elem<2>>();
+        return with_op.template operator()<elem<2>>();
       case 4:
-        return run.template operator()<Topo, elem<4>>();
+        return with_op.template operator()<elem<4>>();
       case 8:
-        return run.template operator()<Topo, elem<8>>();
+        return with_op.template operator()<elem<8>>();
       case 16:
-        return run.template operator()<Topo, elem<16>>();
+        return with_op.template operator()<elem<16>>();
       default:
-        return run.template operator()<Topo, elem<32>>();  // the plan allows no other
+        return with_op.template operator()<elem<32>>();  // the plan allows no other
     }
   });
 }
@@ -56,6 +64,33 @@ inline const void* input_of(const void* sbuf, const void* rbuf) {
 // A reduction's count in elements of the plan's element type; count >= 0.
 inline std::size_t elements(int count, const reduction& r) {
   return static_cast<std::size_t>(count) * r.per_item;
+}
+
+// The arguments MPI_Allreduce, MPI_Scan and MPI_Exscan share.
+struct elementwise_args {
+  const void* sbuf;
+  void* rbuf;
+  int count;
+  MPI_Datatype dt;
+  MPI_Op op;
+  MPI_Comm comm;
+};
+
+// Serves a reduction of `count` items from sbuf (rbuf under MPI_IN_PLACE)
+// into rbuf: run.template operator()<Topo>(comm, in, out, op) with spans of
+// the plan's element type. Returns why it is not served.
+template <class Run>
+reason serve_elementwise(function f, const elementwise_args& a, Run&& run) {
+  const reduction_plan plan = plan_call(a.count, a.dt, a.op);
+  if (!plan.run) return plan.why;
+  const reduction& r = *plan.run;
+  const std::size_t n = elements(a.count, r);
+  const void* in = input_of(a.sbuf, a.rbuf);
+  mpi::Comm& c = transport_of(a.comm);
+  run_reduction(f, r, [&]<class Topo, class E>(const auto& op) {
+    run.template operator()<Topo>(c, in_elems<E>(in, n), out_elems<E>(a.rbuf, n), op);
+  });
+  return reason::none;
 }
 
 }  // namespace topocoll::pmpi

@@ -8,9 +8,11 @@
 // argument-dependent lookup and are more specialized than the generic
 // element loop, so each combination is one call on the whole block: a
 // predefined operator's typed loop, or the user's MPI_User_function with
-// len = the block's length. block_op is not marked commutative
-// (topocoll::is_commutative), so every algorithm keeps rank order, as a
-// non-commutative MPI_Op requires.
+// len = the block's length. The algorithms see the operator as
+// ordered_op<operand_order>: with operand_order::free (every predefined
+// MPI_Op, and a user one created with commute = 1) topocoll::is_commutative
+// holds and they may combine in any order; with operand_order::kept (a user
+// operation created with commute = 0) every algorithm keeps rank order.
 
 #include <mpi.h>
 
@@ -18,6 +20,9 @@
 #include <cstring>
 #include <optional>
 #include <span>
+#include <type_traits>
+
+#include <topocoll/core/ops.hpp>
 
 #include "adapter.hpp"
 
@@ -59,6 +64,10 @@ class block_op {
   // acc = acc op x
   void right(void* acc, const void* x, std::size_t n) const;
 
+  // Whether MPI lets the operands be swapped: a predefined operation, or a
+  // user one created with commute = 1.
+  bool commutes() const { return fn_ != nullptr || commute_; }
+
   template <std::size_t N>
   elem<N> operator()(const elem<N>& a, const elem<N>& b) const {
     elem<N> r;
@@ -77,23 +86,29 @@ class block_op {
   std::size_t bytes_ = 0;
 };
 
-template <std::size_t N>
-void combine_right(std::span<elem<N>> acc, std::span<const elem<N>> x, const block_op& op) {
+// block_op as the algorithms see it: operand_order::free marks it
+// commutative (the specialization of topocoll::is_commutative below).
+enum class operand_order { kept, free };
+template <operand_order O>
+struct ordered_op : block_op {};
+
+template <std::size_t N, operand_order O>
+void combine_right(std::span<elem<N>> acc, std::span<const elem<N>> x, const ordered_op<O>& op) {
   op.right(acc.data(), x.data(), acc.size());
 }
-template <std::size_t N>
-void combine_left(std::span<elem<N>> acc, std::span<const elem<N>> x, const block_op& op) {
+template <std::size_t N, operand_order O>
+void combine_left(std::span<elem<N>> acc, std::span<const elem<N>> x, const ordered_op<O>& op) {
   op.left(acc.data(), x.data(), acc.size());
 }
-template <std::size_t N>
+template <std::size_t N, operand_order O>
 void combine(std::span<elem<N>> acc, std::span<const elem<N>> x, bool x_is_lower,
-             const block_op& op) {
+             const ordered_op<O>& op) {
   x_is_lower ? op.left(acc.data(), x.data(), acc.size())
              : op.right(acc.data(), x.data(), acc.size());
 }
-template <std::size_t N>
+template <std::size_t N, operand_order O>
 void combine_into(std::span<elem<N>> dst, std::span<const elem<N>> lo, std::span<const elem<N>> hi,
-                  const block_op& op) {
+                  const ordered_op<O>& op) {
   op.into(dst.data(), lo.data(), hi.data(), dst.size());
 }
 
@@ -120,3 +135,7 @@ void remember_user_op(MPI_Op op, MPI_User_function* f, bool commute);
 void forget_user_op(MPI_Op op);
 
 }  // namespace topocoll::pmpi
+
+template <std::size_t N>
+struct topocoll::is_commutative<topocoll::pmpi::ordered_op<topocoll::pmpi::operand_order::free>,
+                                topocoll::pmpi::elem<N>> : std::true_type {};

@@ -13,19 +13,14 @@ template <prefix K>
 reason serve_scan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op,
                   MPI_Comm comm) {
   const function f = K == prefix::inclusive ? function::scan : function::exscan;
-  const reduction_plan plan = plan_call(count, dt, op);
-  if (!plan.run) return plan.why;
-  const reduction& r = *plan.run;
-  const std::size_t n = elements(count, r);
-  const void* in = input_of(sbuf, rbuf);
-  tc::mpi::Comm& c = transport_of(comm);
-  run_reduction(f, r, [&]<class Topo, class E>() {
-    if constexpr (K == prefix::inclusive)
-      tc::scan<Topo>(c, in_elems<E>(in, n), out_elems<E>(rbuf, n), r.op, options_of(f));
-    else
-      tc::exclusive_scan<Topo>(c, in_elems<E>(in, n), out_elems<E>(rbuf, n), r.op, options_of(f));
-  });
-  return reason::none;
+  return serve_elementwise(
+      f, {sbuf, rbuf, count, dt, op, comm},
+      [&]<class Topo>(tc::mpi::Comm& c, auto in, auto out, const auto& o) {
+        if constexpr (K == prefix::inclusive)
+          tc::scan<Topo>(c, in, out, o, options_of(f));
+        else
+          tc::exclusive_scan<Topo>(c, in, out, o, options_of(f));
+      });
 }
 
 }  // namespace
