@@ -15,7 +15,8 @@ constexpr std::string_view topology_names[] = {"Hypercube", "Ring", "Mesh<2>", "
                                                "Tree<4>"};
 
 // The algorithms each function accepts (collectives/*.hpp); pipelined and
-// bidirectional need a topology of linear dimensions (Ring, Mesh<2>).
+// bidirectional need a topology of linear dimensions (Ring, Mesh<2>), named
+// explicitly.
 std::vector<algorithm> algorithms_of(function f) {
   using a = algorithm;
   switch (f) {
@@ -66,19 +67,34 @@ topology parse_topology(std::string_view entry, std::string_view name) {
                  "'; valid: " + listing(topology_names, [](std::string_view n) { return n; }));
 }
 
+bool needs_linear(algorithm a) {
+  return a == algorithm::pipelined || a == algorithm::bidirectional;
+}
+
+// "Hypercube, Ring, ..., automatic with automatic, tree, ...; Ring, Mesh<2> with pipelined"
+std::string combinations(function f) {
+  auto show = [](algorithm a) { return to_string(a); };
+  std::vector<algorithm> any{algorithm::automatic}, linear;
+  for (algorithm a : algorithms_of(f)) (needs_linear(a) ? linear : any).push_back(a);
+  std::string s = listing(topology_names, [](std::string_view n) { return n; }) +
+                  ", automatic with " + listing(any, show);
+  if (!linear.empty()) s += "; Ring, Mesh<2> with " + listing(linear, show);
+  return s;
+}
+
 algorithm parse_algorithm(std::string_view entry, function f, topology t, std::string_view name) {
   const auto valid = algorithms_of(f);
-  auto show = [](algorithm a) { return to_string(a); };
+  const std::string key(key_name(f));
   for (algorithm a : valid) {
     if (to_string(a) != name) continue;
-    const bool linear = t == topology::ring || t == topology::mesh2;
-    if ((a == algorithm::pipelined || a == algorithm::bidirectional) && !linear)
-      bad(entry, std::string(name) + " needs Ring or Mesh<2>");
+    if (needs_linear(a) && t != topology::ring && t != topology::mesh2)
+      bad(entry, std::string(name) + " needs a topology of linear dimensions (Ring or Mesh<2>); " +
+                     "valid for " + key + ": " + combinations(f));
     return a;
   }
   if (name == "automatic") return algorithm::automatic;
-  bad(entry, "unknown algorithm '" + std::string(name) + "' for " + std::string(key_name(f)) +
-                 "; valid: automatic, " + listing(valid, show));
+  bad(entry, "unknown algorithm '" + std::string(name) + "' for " + key + "; valid for " + key +
+                 ": " + combinations(f));
 }
 
 void select_one(std::string_view entry) {
