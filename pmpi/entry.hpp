@@ -11,7 +11,9 @@
 // the communicator's error handler (MPI_ERRORS_ARE_FATAL aborts the job; with
 // MPI_ERRORS_RETURN the MPI error code is returned).
 
+#include <cstddef>
 #include <exception>
+#include <utility>
 
 #include "adapter.hpp"
 #include "selection.hpp"
@@ -73,6 +75,23 @@ struct place {
   int rank, size;
 };
 place place_of(MPI_Comm comm);
+
+// What the topology of a call is decided on (topology_for): the
+// communicator's size and the bytes per rank (per block), which agree on
+// every rank.
+struct call_size {
+  int p;
+  std::size_t bytes;
+};
+
+// Runs run.template operator()<Topo>() on the topology that serves this call
+// of f, counted for the statistics.
+template <class Run>
+decltype(auto) on_topology(function f, call_size s, Run&& run) {
+  const topology t = topology_for(f, s.p, s.bytes);
+  stats::ran_on(f, t);
+  return with_topology(t, std::forward<Run>(run));
+}
 
 // options{} for f's selected algorithm.
 inline options options_of(function f) {

@@ -27,11 +27,6 @@ void same_block(function f, std::size_t send, std::size_t recv) {
                           " (" + std::string(mpi_name(f)) + " needs them equal)"};
 }
 
-template <class Run>
-void on_topology(function f, Run&& run) {
-  with_topology(selected(f).topo, std::forward<Run>(run));
-}
-
 }  // namespace
 }  // namespace topocoll::pmpi
 
@@ -48,7 +43,8 @@ int MPI_Bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
     byte_image img(buf, static_cast<std::size_t>(count), dt);
     if (at.rank == root) img.load();
     tc::mpi::Comm& c = transport_of(comm);
-    on_topology(f, [&]<class Topo>() { tc::broadcast<Topo>(c, img.bytes(), root, options_of(f)); });
+    on_topology(f, {at.size, img.size()},
+                [&]<class Topo>() { tc::broadcast<Topo>(c, img.bytes(), root, options_of(f)); });
     if (at.rank != root) img.store();
     return reason::none;
   };
@@ -73,7 +69,7 @@ int MPI_Allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, 
       mine = in.cbytes();
     }
     tc::mpi::Comm& c = transport_of(comm);
-    on_topology(f,
+    on_topology(f, {at.size, mine.size()},
                 [&]<class Topo>() { tc::all_gather<Topo>(c, mine, out.bytes(), options_of(f)); });
     out.store();
     return reason::none;
@@ -104,7 +100,7 @@ int MPI_Gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int
       mine = in.cbytes();
     }
     tc::mpi::Comm& c = transport_of(comm);
-    on_topology(f,
+    on_topology(f, {at.size, mine.size()},
                 [&]<class Topo>() { tc::gather<Topo>(c, mine, out.bytes(), root, options_of(f)); });
     if (is_root) out.store();
     return reason::none;
@@ -134,8 +130,9 @@ int MPI_Scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, in
       mine = out.bytes();
     }
     tc::mpi::Comm& c = transport_of(comm);
-    on_topology(
-        f, [&]<class Topo>() { tc::scatter<Topo>(c, in.cbytes(), mine, root, options_of(f)); });
+    on_topology(f, {at.size, mine.size()}, [&]<class Topo>() {
+      tc::scatter<Topo>(c, in.cbytes(), mine, root, options_of(f));
+    });
     if (!in_place) out.store();
     return reason::none;
   };
@@ -162,7 +159,7 @@ int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, i
       from = in.cbytes();
     }
     tc::mpi::Comm& c = transport_of(comm);
-    on_topology(f,
+    on_topology(f, {at.size, from.size() / p},
                 [&]<class Topo>() { tc::all_to_all<Topo>(c, from, out.bytes(), options_of(f)); });
     out.store();
     return reason::none;

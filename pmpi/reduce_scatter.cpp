@@ -19,7 +19,7 @@ reason serve_block(function f, const void* sbuf, void* rbuf, int count, MPI_Data
   // In place, recvbuf holds the p blocks and gets the result in its first.
   const void* in = input_of(sbuf, rbuf);
   tc::mpi::Comm& c = transport_of(comm);
-  run_reduction(f, r, [&]<class Topo, class E>(const auto& o) {
+  run_reduction(f, r, {c.size(), m * r.elem_bytes}, [&]<class Topo, class E>(const auto& o) {
     tc::reduce_scatter<Topo>(c, in_elems<E>(in, p * m), out_elems<E>(rbuf, m), o, options_of(f));
   });
   return reason::none;

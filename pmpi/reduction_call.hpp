@@ -1,6 +1,6 @@
 #pragma once
 // What the reduction entry points share: the plan of (datatype, op) and the
-// run of a collective over the selected topology, the plan's element type and
+// run of a collective over the call's topology, the plan's element type and
 // operator.
 
 #include <cstddef>
@@ -12,13 +12,13 @@
 
 namespace topocoll::pmpi {
 
-// Runs run.template operator()<Topo, E>(op) for f's selected topology, the
-// element type E of r and r's operator as
+// Runs run.template operator()<Topo, E>(op) for the topology serving this call
+// of f (on_topology), the element type E of r and r's operator as
 // ordered_op: operand_order::free when it commutes, so the algorithms may
 // reorder, else operand_order::kept.
 template <class Run>
-void run_reduction(function f, const reduction& r, Run&& run) {
-  with_topology(selected(f).topo, [&]<class Topo>() {
+void run_reduction(function f, const reduction& r, call_size s, Run&& run) {
+  on_topology(f, s, [&]<class Topo>() {
     auto with_op = [&]<class E>() {
       if (r.op.commutes())
         return run.template operator()<Topo, E>(ordered_op<operand_order::free>{r.op});
@@ -87,7 +87,7 @@ reason serve_elementwise(function f, const elementwise_args& a, Run&& run) {
   const std::size_t n = elements(a.count, r);
   const void* in = input_of(a.sbuf, a.rbuf);
   mpi::Comm& c = transport_of(a.comm);
-  run_reduction(f, r, [&]<class Topo, class E>(const auto& op) {
+  run_reduction(f, r, {c.size(), n * r.elem_bytes}, [&]<class Topo, class E>(const auto& op) {
     run.template operator()<Topo>(c, in_elems<E>(in, n), out_elems<E>(a.rbuf, n), op);
   });
   return reason::none;

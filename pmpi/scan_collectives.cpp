@@ -13,14 +13,13 @@ template <prefix K>
 reason serve_scan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op,
                   MPI_Comm comm) {
   const function f = K == prefix::inclusive ? function::scan : function::exscan;
-  return serve_elementwise(
-      f, {sbuf, rbuf, count, dt, op, comm},
-      [&]<class Topo>(tc::mpi::Comm& c, auto in, auto out, const auto& o) {
-        if constexpr (K == prefix::inclusive)
-          tc::scan<Topo>(c, in, out, o, options_of(f));
-        else
-          tc::exclusive_scan<Topo>(c, in, out, o, options_of(f));
-      });
+  return serve_elementwise(f, {sbuf, rbuf, count, dt, op, comm},
+                           [&]<class Topo>(tc::mpi::Comm& c, auto in, auto out, const auto& o) {
+                             if constexpr (K == prefix::inclusive)
+                               tc::scan<Topo>(c, in, out, o, options_of(f));
+                             else
+                               tc::exclusive_scan<Topo>(c, in, out, o, options_of(f));
+                           });
 }
 
 }  // namespace

@@ -3,7 +3,15 @@
 #include <boost/algorithm/string/split.hpp>
 #include <boost/algorithm/string/trim.hpp>
 
+#include <topocoll/model/simulate.hpp>
+
 #include <array>
+#include <atomic>
+#include <bit>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <optional>
 #include <vector>
 
 namespace topocoll::pmpi {
@@ -105,11 +113,89 @@ void select_one(std::string_view entry) {
   const auto colon = rest.find(':');
   const std::string_view topo = rest.substr(0, colon);
   choice c;
-  c.topo = topo == "automatic" ? topology::hypercube : parse_topology(entry, topo);
+  c.topo = topo == "automatic" ? topology::automatic : parse_topology(entry, topo);
   if (colon != std::string_view::npos)
     c.algo = parse_algorithm(entry, f, c.topo, rest.substr(colon + 1));
   choices[static_cast<std::size_t>(f)] = c;
 }
+
+// The model's collective for f; none for MPI_Alltoallv (sizes differ per rank).
+std::optional<model::collective> modelled(function f) {
+  using k = model::collective;
+  switch (f) {
+    case function::bcast:
+      return k::broadcast;
+    case function::reduce:
+      return k::reduce;
+    case function::allreduce:
+      return k::all_reduce;
+    case function::allgather:
+      return k::all_gather;
+    case function::reduce_scatter_block:
+    case function::reduce_scatter:
+      return k::reduce_scatter;
+    case function::scan:
+      return k::scan;
+    case function::exscan:
+      return k::exclusive_scan;
+    case function::scatter:
+      return k::scatter;
+    case function::gather:
+      return k::gather;
+    case function::alltoall:
+      return k::all_to_all;
+    default:
+      return std::nullopt;
+  }
+}
+
+// Whether k's size counts per block, p blocks per rank.
+bool per_block(model::collective k) {
+  using c = model::collective;
+  return k == c::all_gather || k == c::reduce_scatter || k == c::scatter || k == c::gather ||
+         k == c::all_to_all;
+}
+
+// Sizes are decided per power of two, up to 16 MiB per rank (p blocks of 16
+// MiB / p); larger ones as that size. A simulation's cost grows with its
+// message count, which the pipelines and segmented reductions raise with
+// the size: this bound keeps a decision within a few ms (doc/pmpi.md).
+constexpr int max_bucket = 24;
+constexpr std::size_t buckets = max_bucket + 1;
+
+int bucket_of(model::collective k, int p, std::size_t bytes) {
+  const int cap =
+      max_bucket -
+      (per_block(k) ? static_cast<int>(std::bit_width(static_cast<unsigned>(p - 1))) : 0);
+  return std::min(static_cast<int>(std::bit_width(bytes - 1)), cap);
+}
+
+// The topology model::simulate predicts cheapest for k over p ranks, 2^bucket
+// bytes (in 8-byte elements) and algorithm algo; ties go to the earlier in
+// enum order, and a topology that cannot run it (throws) is skipped.
+topology cheapest(model::collective k, int p, int bucket, algorithm algo) {
+  const cost_model cm{};
+  const model::cost_params cost{.t_s = cm.ts_us, .t_w = cm.tw_us_per_byte * 8.0, .t_h = 0.0};
+  const std::size_t m = std::max<std::size_t>(1, (std::size_t{1} << bucket) / 8);
+  const model::network net = model::network::complete(p);
+  topology best = topology::hypercube;
+  double best_time = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < topology_count; ++i) {
+    const auto t = static_cast<topology>(i);
+    try {
+      const double time = with_topology(t, [&]<class Topo>() {
+        return model::simulate<Topo>(k, p, m, net, cost, options{algo, cm}).time;
+      });
+      if (time < best_time) best = t, best_time = time;
+    } catch (const std::exception&) {
+    }
+  }
+  return best;
+}
+
+// Decisions so far, per (function, p <= auto_max_p, bucket): 0 undecided,
+// else 1 + the topology. Racing threads compute the same value.
+std::array<std::atomic<std::uint8_t>, function_count*(auto_max_p + 1) * buckets> decided{};
 
 }  // namespace
 
@@ -125,6 +211,28 @@ void select(std::string_view spec) {
 
 const choice& selected(function f) {
   return choices[static_cast<std::size_t>(f)];
+}
+
+std::string_view topology_name(topology t) {
+  return t == topology::automatic ? "automatic" : topology_names[static_cast<std::size_t>(t)];
+}
+
+topology topology_for(function f, int p, std::size_t bytes) {
+  const choice& c = selected(f);
+  if (c.topo != topology::automatic) return c.topo;
+  const std::optional<model::collective> k = modelled(f);
+  if (!k || p <= 1 || p > auto_max_p || bytes == 0) return topology::hypercube;
+  const int b = bucket_of(*k, p, bytes);
+  std::atomic<std::uint8_t>& d =
+      decided[(static_cast<std::size_t>(f) * (auto_max_p + 1) + static_cast<std::size_t>(p)) *
+                  buckets +
+              static_cast<std::size_t>(b)];
+  std::uint8_t v = d.load(std::memory_order_relaxed);
+  if (v == 0) {
+    v = static_cast<std::uint8_t>(1 + static_cast<int>(cheapest(*k, p, b, c.algo)));
+    d.store(v, std::memory_order_relaxed);
+  }
+  return static_cast<topology>(v - 1);
 }
 
 }  // namespace topocoll::pmpi

@@ -1,10 +1,13 @@
 #pragma once
 // TOPOCOLL_PMPI: which topology and algorithm serve each function, e.g.
-//   TOPOCOLL_PMPI=allreduce=Hypercube,bcast=Tree<4>:pipelined,alltoall=Ring:pairwise
-// Parsed once at MPI_Init; an entry it does not know is an error there.
+//   TOPOCOLL_PMPI=allreduce=Hypercube,bcast=Ring:pipelined,alltoall=Ring:pairwise
+// Parsed once at MPI_Init; an entry it does not know is an error there. A
+// function it does not name (or names with topology `automatic`) gets, per
+// call, the topology model::simulate predicts cheapest (topology_for).
 
 #include <topocoll/collectives.hpp>
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -13,11 +16,14 @@
 
 namespace topocoll::pmpi {
 
-// The topologies the adapter compiles in.
-enum class topology { hypercube, ring, mesh2, tree2, tree4, count_ };
+// The topologies the adapter compiles in, then `automatic`: one of them,
+// chosen per call.
+enum class topology { hypercube, ring, mesh2, tree2, tree4, count_, automatic };
+inline constexpr std::size_t topology_count = static_cast<std::size_t>(topology::count_);
+std::string_view topology_name(topology t);
 
 struct choice {
-  topology topo = topology::hypercube;
+  topology topo = topology::automatic;
   algorithm algo = algorithm::automatic;
 };
 
@@ -25,6 +31,17 @@ struct choice {
 // entry and listing the valid names.
 void select(std::string_view spec);
 const choice& selected(function f);
+
+// The topology that serves a call of f over p ranks moving `bytes` per rank
+// (per block for the gather, scatter, all-to-all and reduce_scatter family):
+// the selected one, or under automatic the topology whose automatic algorithm
+// (or the selected one) model::simulate predicts cheapest, on network
+// complete(p) with the default cost_model, at the size 2^ceil(log2 bytes).
+// A function of (f, p, bytes) only, so every rank decides alike; memoized per
+// (f, p, ceil(log2 bytes)). Hypercube when p > auto_max_p, bytes == 0 or
+// for MPI_Alltoallv (whose sizes differ per rank).
+inline constexpr int auto_max_p = 64;
+topology topology_for(function f, int p, std::size_t bytes);
 
 // Runs f.template operator()<Topo>() with the topology policy of t.
 template <class F>
