@@ -98,9 +98,8 @@ std::vector<cell> plan(const settings& s, const topocoll::cost_model& cost) {
           const topocoll::options opt{static_cast<topocoll::algorithm>(a), cost};
           const std::size_t m = bytes / sizeof(double);
           try {
-            const double us = with_topology(t, [&]<class Topo>() {
-              return sim::simulate<Topo>(k, s.p, m, net, c, opt).time;
-            });
+            const double us = with_topology(
+                t, [&]<class Topo>() { return sim::simulate<Topo>(k, s.p, m, net, c, opt).time; });
             cells.push_back({k, t, opt.algo, bytes, us});
           } catch (const std::invalid_argument&) {  // does not apply here
           }
@@ -136,8 +135,8 @@ double slowest(C& c, double local) {
 template <class C>
 void barrier(C& c) {
   int x = 0, y = 0;
-  topocoll::all_reduce<topocoll::Hypercube<>>(c, std::span<const int>(&x, 1),
-                                              std::span<int>(&y, 1), std::plus<>{});
+  topocoll::all_reduce<topocoll::Hypercube<>>(c, std::span<const int>(&x, 1), std::span<int>(&y, 1),
+                                              std::plus<>{});
 }
 
 int repetitions(std::size_t bytes) {
@@ -178,8 +177,7 @@ void measure_all(C& c, std::vector<cell>& cells, const topocoll::cost_model& cos
   for (std::size_t first = 0; first < cells.size();) {
     std::size_t last = first + 1;
     while (last < cells.size() && cells[last].k == cells[first].k &&
-           cells[last].topology == cells[first].topology &&
-           cells[last].bytes == cells[first].bytes)
+           cells[last].topology == cells[first].topology && cells[last].bytes == cells[first].bytes)
       ++last;
     measure(c, std::span<cell>(cells).subspan(first, last - first), cost, buf);
     first = last;

@@ -119,34 +119,18 @@ void select_one(std::string_view entry) {
   choices[static_cast<std::size_t>(f)] = c;
 }
 
-// The model's collective for f; none for MPI_Alltoallv (sizes differ per rank).
+// The model's collective for f, in function's order; none for MPI_Alltoallv
+// (sizes differ per rank).
 std::optional<model::collective> modelled(function f) {
   using k = model::collective;
-  switch (f) {
-    case function::bcast:
-      return k::broadcast;
-    case function::reduce:
-      return k::reduce;
-    case function::allreduce:
-      return k::all_reduce;
-    case function::allgather:
-      return k::all_gather;
-    case function::reduce_scatter_block:
-    case function::reduce_scatter:
-      return k::reduce_scatter;
-    case function::scan:
-      return k::scan;
-    case function::exscan:
-      return k::exclusive_scan;
-    case function::scatter:
-      return k::scatter;
-    case function::gather:
-      return k::gather;
-    case function::alltoall:
-      return k::all_to_all;
-    default:
-      return std::nullopt;
-  }
+  constexpr k of[] = {k::broadcast,      k::reduce,         k::all_reduce, k::all_gather,
+                      k::reduce_scatter, k::reduce_scatter, k::scan,       k::exclusive_scan,
+                      k::scatter,        k::gather,         k::all_to_all};
+  static_assert(std::size(of) == static_cast<std::size_t>(function::alltoallv),
+                "one model collective per function before alltoallv");
+  const auto i = static_cast<std::size_t>(f);
+  if (i < std::size(of)) return of[i];
+  return std::nullopt;
 }
 
 // Whether k's size counts per block, p blocks per rank.
