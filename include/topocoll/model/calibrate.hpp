@@ -59,7 +59,7 @@ struct calibration {
 namespace detail_calibrate {
 
 using clock = std::chrono::steady_clock;
-constexpr int tag = detail::tag::calibrate;
+constexpr int tag = topocoll::detail::tag::calibrate;
 
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
