@@ -90,6 +90,18 @@ std::vector<options> with_pieces(algorithm pieces) {
   return v;
 }
 
+// The tree with a reduction's partials in segments: in_segments(opt, m, T)
+// cuts a partial of m elements into 3 or 4, the last one shorter.
+options tree_in_segments() {
+  options opt{algorithm::tree};
+  opt.cost.segment_bytes = 1;
+  return opt;
+}
+void in_segments(options& opt, std::size_t m, std::size_t elem_bytes) {
+  if (opt.cost.segment_bytes != 0)
+    opt.cost.segment_bytes = std::max<std::size_t>(3 * elem_bytes, m * elem_bytes / 3);
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(broadcast_gives_every_rank_the_roots_buffer, Cfg, tc_test::Configs) {
@@ -119,7 +131,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(reduce_keeps_rank_order_at_the_root, Cfg, tc_test:
     const auto data = families(p);
     on_ranks([&](auto& comm, Check& check) {
       const int r = comm.rank();
-      for (const options& ring_opt : with_pieces<Topo>(algorithm::reduce_scatter_gather))
+      std::vector<options> opts = with_pieces<Topo>(algorithm::reduce_scatter_gather);
+      opts.push_back(tree_in_segments());
+      for (const options& ring_opt : opts)
         for (int root : tc_test::roots_for(p))
           for_each_family(data, [&](const auto& fam) {
             using F = std::remove_cvref_t<decltype(fam)>;
@@ -133,6 +147,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(reduce_keeps_rank_order_at_the_root, Cfg, tc_test:
                                               : std::vector<T>{};
               options opt = ring_opt;
               if (opt.algo == algorithm::automatic && root % 2 == 1) opt.algo = algorithm::tree;
+              in_segments(opt, ref.m, sizeof(T));
               reduce<Topo>(comm, std::span<const T>(in), std::span<T>(out), typename F::op_type{},
                            root, opt);
               if (r == root)

@@ -62,9 +62,11 @@ struct cost_model {
   double tw_us_per_byte = 2e-4;  // per byte (about 5 GB/s)
   double busy_ts = 1.0;          // t_s's factor when every rank communicates
   double busy_tw = 1.0;          // t_w's factor when every rank communicates
-  // A reduction's partial travels in segments of about this size, each
-  // combined as it arrives, while it is still in cache (0: whole).
-  std::size_t segment_bytes = std::size_t{64} << 10;
+  // A tree reduction's partial of at least twice this size travels in
+  // segments of about this size, each combined as it arrives (0: whole, the
+  // default: segments measured slower at p = 2 and 4 up to 4 MiB,
+  // benchmark/README.md).
+  std::size_t segment_bytes = 0;
   constexpr double message(std::size_t bytes) const {
     return ts_us + tw_us_per_byte * static_cast<double>(bytes);
   }
