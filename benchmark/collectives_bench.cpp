@@ -77,7 +77,7 @@ struct settings {
   std::size_t max_bytes = std::size_t{16} << 20;
   double reps_scale = 1.0;
   bool strings = true;
-  bool loop = false;  // --loop: every size timed as a loop of back-to-back calls
+  bool loop = false;     // --loop: every size timed as a loop of back-to-back calls
   bool checked = false;  // also the Hypercube calls with the agreement check on
   std::vector<std::string> only;
   std::string csv;
@@ -106,8 +106,7 @@ int reps_for(std::size_t bytes, const settings& s) {
 // (OSU's method: back-to-back calls timed as a whole, where one call's skew
 // and the next call's start overlap as they do in an application's loop).
 int batch_for(std::size_t bytes, const settings& s) {
-  if (s.loop)
-    return bytes <= 1024 ? 100 : bytes <= (64 << 10) ? 32 : bytes <= (1 << 20) ? 8 : 3;
+  if (s.loop) return bytes <= 1024 ? 100 : bytes <= (64 << 10) ? 32 : bytes <= (1 << 20) ? 8 : 3;
   return bytes <= 1024 ? 16 : bytes <= (16 << 10) ? 4 : 1;
 }
 
@@ -302,7 +301,8 @@ std::string algo_name(algorithm a) {
 // variants listed for linear (Ring/Mesh/Hypercube) or k-nomial topologies.
 // make(Topo tag, options) returns the call.
 template <class Make>
-void add_topocoll(const topocoll::cost_model& cost, std::vector<contender>& cs, std::initializer_list<algorithm> ring_only,
+void add_topocoll(const topocoll::cost_model& cost, std::vector<contender>& cs,
+                  std::initializer_list<algorithm> ring_only,
                   std::initializer_list<algorithm> non_tree, std::function<bool()> verify,
                   Make&& make) {
   for_each_topology([&]<class Topo>() {
@@ -439,8 +439,9 @@ void run_double(bench& B, std::size_t bytes) {
                   [&] { MPI_Bcast(buf.data(), M, MPI_DOUBLE, 0, w); }, reset_verify});
     cs.push_back({kind::boost, "Boost.MPI", "", "broadcast(vector)",
                   [&] { bmpi::broadcast(B.world, bv, 0); }, [&] { return same(bv, want); }});
-    add_topocoll(B.set.cost, cs, {algorithm::pipelined}, {algorithm::tree, algorithm::scatter_all_gather},
-                 reset_verify, [&]<class Topo>(topocoll::options o) -> std::function<void()> {
+    add_topocoll(B.set.cost, cs, {algorithm::pipelined},
+                 {algorithm::tree, algorithm::scatter_all_gather}, reset_verify,
+                 [&]<class Topo>(topocoll::options o) -> std::function<void()> {
                    return [&, o] { topocoll::broadcast<Topo>(B.comm, sp(buf), 0, o); };
                  });
     add_checked(B, cs, reset_verify, [&](topocoll::mpi::Comm& c) -> std::function<void()> {
@@ -458,12 +459,11 @@ void run_double(bench& B, std::size_t bytes) {
     cs.push_back({kind::boost, "Boost.MPI", "", "reduce(vector)",
                   [&] { bmpi::reduce(B.world, in, bv, std::plus<double>(), 0); },
                   [&] { return rank != 0 || same(bv, want); }});
-    add_topocoll(B.set.cost, cs, {algorithm::pipelined}, {algorithm::tree, algorithm::reduce_scatter_gather},
-                 verify_out_root, [&]<class Topo>(topocoll::options o) -> std::function<void()> {
-                   return [&, o] {
-                     topocoll::reduce<Topo>(B.comm, csp(in), sp(out), std::plus<>{}, 0, o);
-                   };
-                 });
+    add_topocoll(
+        B.set.cost, cs, {algorithm::pipelined}, {algorithm::tree, algorithm::reduce_scatter_gather},
+        verify_out_root, [&]<class Topo>(topocoll::options o) -> std::function<void()> {
+          return [&, o] { topocoll::reduce<Topo>(B.comm, csp(in), sp(out), std::plus<>{}, 0, o); };
+        });
     B.measure("reduce", "double", bytes, cs);
   }
   if (B.wanted("all_reduce")) {
@@ -534,10 +534,11 @@ void run_double(bench& B, std::size_t bytes) {
                   [&] { MPI_Scan(in.data(), out.data(), M, MPI_DOUBLE, MPI_SUM, w); }, verify_out});
     cs.push_back({kind::boost, "Boost.MPI", "", "scan(vector)",
                   [&] { bmpi::scan(B.world, in, bv, vplus{}); }, [&] { return same(bv, want); }});
-    add_topocoll(
-        B.set.cost, cs, {}, {}, verify_out, [&]<class Topo>(topocoll::options o) -> std::function<void()> {
-          return [&, o] { topocoll::scan<Topo>(B.comm, csp(in), sp(out), std::plus<>{}, o); };
-        });
+    add_topocoll(B.set.cost, cs, {}, {}, verify_out,
+                 [&]<class Topo>(topocoll::options o) -> std::function<void()> {
+                   return
+                       [&, o] { topocoll::scan<Topo>(B.comm, csp(in), sp(out), std::plus<>{}, o); };
+                 });
     B.measure("scan", "double", bytes, cs);
   }
   if (B.wanted("exclusive_scan")) {
@@ -668,7 +669,8 @@ void run_double(bench& B, std::size_t bytes) {
                   },
                   [&] { return same(vout, want); }});
     add_topocoll(
-        B.set.cost, cs, {}, {algorithm::pairwise, algorithm::two_stage}, [&] { return same(got, want); },
+        B.set.cost, cs, {}, {algorithm::pairwise, algorithm::two_stage},
+        [&] { return same(got, want); },
         [&]<class Topo>(topocoll::options o) -> std::function<void()> {
           return [&, o] {
             got =
@@ -853,7 +855,8 @@ void run_string(bench& B, std::size_t bytes) {
                   },
                   [&] { return ft == want; }});
     add_topocoll(
-        B.set.cost, cs, {}, {algorithm::store_and_forward, algorithm::pairwise}, [&] { return out == want; },
+        B.set.cost, cs, {}, {algorithm::store_and_forward, algorithm::pairwise},
+        [&] { return out == want; },
         [&]<class Topo>(topocoll::options o) -> std::function<void()> {
           return [&, o] { topocoll::all_to_all<Topo>(B.comm, csp(in_pk), sp(out), o); };
         });
@@ -914,8 +917,11 @@ int main(int argc, char** argv) {
   if (calibrate) B.set.cost = topocoll::model::calibrate(B.comm).cost;
   if (B.rank == 0) {
     const topocoll::cost_model& c = B.set.cost;
-    std::printf("cost model%s: t_s %.3g us, t_w %.3g us/B, busy_ts %.3g, busy_tw %.3g\n",
-                calibrate ? " (calibrated)" : "", c.ts_us, c.tw_us_per_byte, c.busy_ts, c.busy_tw);
+    std::printf(
+        "cost model%s: t_s %.3g us, t_w %.3g us/B, busy_ts %.3g, busy_tw %.3g, "
+        "t_c %.3g us/B\n",
+        calibrate ? " (calibrated)" : "", c.ts_us, c.tw_us_per_byte, c.busy_ts, c.busy_tw,
+        c.tc_us_per_byte);
   }
   if (B.rank == 0)
     std::printf("collectives_bench: p = %d, sizes %s .. %s per rank\n", B.p,

@@ -1,6 +1,7 @@
-// model::calibrate and the busy figures of the cost model: the calibration
-// agrees on every rank and fits its own measurements; busy_ts / busy_tw move
-// automatic from the folds to the trees exactly where the model says.
+// model::calibrate and the busy and combine figures of the cost model: the
+// calibration agrees on every rank and fits its own measurements; busy_ts /
+// busy_tw move automatic from the folds to the trees, and t_c from recursive
+// doubling to the pieces, exactly where the model says.
 #define BOOST_TEST_MODULE calibrate
 #include <boost/test/unit_test.hpp>
 
@@ -30,9 +31,13 @@ BOOST_AUTO_TEST_CASE(calibration_is_the_same_on_every_rank) {
                          "p = 1: the default model, nothing measured");
             return;
           }
-          check.expect(cm.ts_us > 0 && cm.tw_us_per_byte > 0 && cm.busy_ts >= 1 && cm.busy_tw >= 1,
+          check.expect(cm.ts_us > 0 && cm.tw_us_per_byte > 0 && cm.busy_ts >= 1 &&
+                           cm.busy_tw >= 1 && cm.tc_us_per_byte > 0,
                        "rank ", comm.rank(), ": t_s ", cm.ts_us, " t_w ", cm.tw_us_per_byte,
-                       " busy ", cm.busy_ts, " ", cm.busy_tw);
+                       " busy ", cm.busy_ts, " ", cm.busy_tw, " t_c ", cm.tc_us_per_byte);
+          check.expect(cal.combine_us == cm.tc_us_per_byte * (1u << 15), "rank ", comm.rank(),
+                       ": combine of 32 KiB ", cal.combine_us, " us against t_c ",
+                       cm.tc_us_per_byte);
           std::vector<std::size_t> sizes;
           for (const auto& q : cal.ping_pong) {
             sizes.push_back(q.bytes);
@@ -40,11 +45,13 @@ BOOST_AUTO_TEST_CASE(calibration_is_the_same_on_every_rank) {
           }
           check.equal(sizes, std::vector<std::size_t>{8, 32, 128, 512, 2048, 8192, 32768},
                       "ping-pong sizes");
-          const std::vector<double> mine{cm.ts_us, cm.tw_us_per_byte, cm.busy_ts, cm.busy_tw};
-          std::vector<double> all(4 * static_cast<std::size_t>(p));
+          const std::vector<double> mine{cm.ts_us, cm.tw_us_per_byte, cm.busy_ts, cm.busy_tw,
+                                         cm.tc_us_per_byte};
+          const std::size_t n = mine.size();
+          std::vector<double> all(n * static_cast<std::size_t>(p));
           tc::all_gather<tc::Ring>(comm, std::span<const double>(mine), std::span<double>(all));
-          for (int r = 0; r < p; ++r)
-            check.equal(std::vector<double>(all.begin() + 4 * r, all.begin() + 4 * r + 4), mine,
+          for (std::size_t r = 0; r < static_cast<std::size_t>(p); ++r)
+            check.equal(std::vector<double>(all.begin() + n * r, all.begin() + n * (r + 1)), mine,
                         "rank ", r, "'s model against rank ", comm.rank(), "'s");
         });
       },
@@ -61,6 +68,23 @@ BOOST_AUTO_TEST_CASE(the_fit_recovers_a_line_and_weighs_sizes_alike) {
   // a 10 % error at one size moves t_s by a part in ten, not by the size's weight
   pts.back().one_way_us *= 1.1;
   BOOST_TEST(tc::model::detail_calibrate::fit(pts).ts_us < 3.5);
+}
+
+// measure_combine: time per byte of the operator over the sample; an operator
+// that does a hundred times the work costs more per byte, and an empty sample
+// costs nothing.
+BOOST_AUTO_TEST_CASE(measure_combine_prices_the_operator_per_byte) {
+  const std::vector<double> x(1u << 14, 1.0);
+  const double plus = tc::model::measure_combine(std::plus<>{}, std::span<const double>(x));
+  const auto slow_op = [](double a, double b) {
+    volatile double s = a;
+    for (int i = 0; i < 100; ++i) s = s + b;
+    return static_cast<double>(s);
+  };
+  const double slow = tc::model::measure_combine(slow_op, std::span<const double>(x));
+  BOOST_TEST(plus > 0.0);
+  BOOST_TEST(slow > 5 * plus);
+  BOOST_TEST(tc::model::measure_combine(std::plus<>{}, std::span<const double>()) == 0.0);
 }
 
 namespace {
@@ -118,4 +142,25 @@ BOOST_AUTO_TEST_CASE(busy_start_ups_move_a_small_ring_all_reduce_to_reduce_broad
   BOOST_TEST(allred(tc::cost_model{.busy_ts = 4.0}, 4) == 2u);
   BOOST_TEST(allred(tc::cost_model{}, 8) == 3u);
   BOOST_TEST(allred(tc::cost_model{.ts_us = 0.0}, 8) == 14u);  // the bandwidth-optimal fold
+}
+
+// 2 ranks, 512 KiB of doubles: recursive doubling is one exchange of m and one
+// combine of m, reduce-scatter + all-gather two exchanges of m / 2 and one
+// combine of m / 2. With t_c = 0 (the seeds' model) one message wins by a
+// start-up; at the default t_c = 1e-4 us/B the half combine saves 26 us
+// against 1 us, and rank 0 sends 2 messages. Below 2 t_s / t_c = 20 KB, one.
+BOOST_AUTO_TEST_CASE(the_operators_cost_moves_a_large_two_rank_all_reduce_to_the_pieces) {
+  auto allred = [&](tc::cost_model cm, std::size_t m) {
+    return rank0_sends(
+        [&](auto& c) {
+          std::vector<double> in(m, c.rank() + 1.0), out(m);
+          tc::all_reduce<tc::Hypercube<>>(c, std::span<const double>(in), std::span<double>(out),
+                                          std::plus<>{}, {tc::algorithm::automatic, cm});
+          if (out != std::vector<double>(m, 3.0)) throw std::runtime_error("wrong all_reduce");
+        },
+        2);
+  };
+  BOOST_TEST(allred(tc::cost_model{.tc_us_per_byte = 0.0}, 1u << 16) == 1u);
+  BOOST_TEST(allred(tc::cost_model{}, 1u << 16) == 2u);
+  BOOST_TEST(allred(tc::cost_model{}, 2048) == 1u);  // 16 KiB
 }

@@ -487,7 +487,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(pieces_on_a_3_cube_follow_the_seeds_cost, Cfg, tc_
             cc.clear();
             reduce<Topo>(cc, std::span<const double>(x), std::span<double>(y), std::plus<>{}, root);
             // the tree's partials travel in segments of cm.segment_bytes
-            const std::size_t segs = detail::one_to_all::partial_segments<double>(n, cm.segment_bytes);
+            const std::size_t segs =
+                detail::one_to_all::partial_segments<double>(n, cm.segment_bytes);
             if (r == root)
               check.expect(cc.recvs() == (n < edge ? 3 * segs : 6u), "automatic reduce of ", n,
                            " doubles received ", cc.recvs(), " messages, ", ctx);

@@ -19,9 +19,11 @@
 //   reduce_broadcast, tree     reduce to rank 0 along the k-nomial tree (binomial
 //                              unless Topo is Tree<K>), broadcast back:
 //                              2 (t_s + t_w m) log_K p rounds.
-// automatic picks the cheaper of the first two in the t_s + t_w m model of
-// options::cost (message bytes = m sizeof(T)). On Tree<K> the first two run per
-// radix-K digit and need p to be a power of K; otherwise Tree<K> runs the tree.
+// automatic picks the cheapest under options::cost: t_s + t_w m per message
+// (m sizeof(T) bytes) and t_c m per combine, so recursive doubling's log p
+// combines of the whole message count against the pieces' (p - 1) / p. On
+// Tree<K> the first two run per radix-K digit and need p to be a power of K;
+// otherwise Tree<K> runs the tree.
 // A hypercube p that is no power of two folds into 2^floor(log p) ranks first
 // and unfolds at the end. Every algorithm keeps rank order, so each is
 // available for non-commutative operators too.

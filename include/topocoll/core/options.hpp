@@ -56,7 +56,8 @@ constexpr std::string_view to_string(algorithm a) {
 // 4 ranks on 2 do. A step in which `active` of the p ranks send or receive is
 // priced between the two, in proportion to its active ranks beyond one pair:
 // a tree's first steps as a lone pair, a fold's every step as busy.
-// model::calibrate (model/calibrate.hpp) measures all four figures.
+// model::calibrate (model/calibrate.hpp) measures these four figures and the
+// cost of std::plus on doubles, tc_us_per_byte.
 struct cost_model {
   double ts_us = 1.0;            // start-up time per message
   double tw_us_per_byte = 2e-4;  // per byte (about 5 GB/s)
@@ -67,8 +68,15 @@ struct cost_model {
   // default: segments measured slower at p = 2 and 4 up to 4 MiB,
   // benchmark/README.md).
   std::size_t segment_bytes = 0;
+  // The operator's cost: combining n bytes of partial into an accumulator
+  // takes tc_us_per_byte * n (the default is std::plus on doubles, about
+  // 10 GB/s; model::measure_combine measures a given operator).
+  double tc_us_per_byte = 1e-4;
   constexpr double message(std::size_t bytes) const {
     return ts_us + tw_us_per_byte * static_cast<double>(bytes);
+  }
+  constexpr double combine(std::size_t bytes) const {
+    return tc_us_per_byte * static_cast<double>(bytes);
   }
   // One message of a step in which `active` of p ranks communicate at once.
   constexpr double message(std::size_t bytes, int active, int p) const {
@@ -79,7 +87,7 @@ struct cost_model {
   // The model of a step in which every rank communicates (a fold, a
   // pipeline, an exchange): t_s and t_w at their busy values.
   constexpr cost_model all_busy() const {
-    return {ts_us * busy_ts, tw_us_per_byte * busy_tw, 1.0, 1.0, segment_bytes};
+    return {ts_us * busy_ts, tw_us_per_byte * busy_tw, 1.0, 1.0, segment_bytes, tc_us_per_byte};
   }
 };
 

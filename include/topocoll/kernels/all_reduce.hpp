@@ -48,15 +48,32 @@ inline all_reduce_cost predict_all_reduce(const layout& vl, std::size_t bytes, b
   return t;
 }
 
+// all_reduce's figures with the operator's share added: recursive doubling
+// combines the whole message at every step, reduce-scatter + all-gather
+// (P - 1) / P of it in all.
+inline all_reduce_cost with_combines(all_reduce_cost t, const layout& vl, std::size_t bytes,
+                                     const cost_model& cm) {
+  for (int j = 0; j < vl.ndims; ++j)
+    t.recursive_doubling += (vl.dims[j].radix - 1) * cm.combine(bytes);
+  t.reduce_scatter_all_gather += cm.combine(bytes) * (vl.p - 1) / static_cast<double>(vl.p);
+  return t;
+}
+
 template <Topology Topo, class T, class Op>
 inline constexpr bool two_way_rs = dim_step<Topo::kind>::fold_reorders && !is_commutative_v<Op, T>;
+
+// The two folds of `bytes` over vl under the model, messages and combines.
+template <Topology Topo, class T, class Op>
+all_reduce_cost all_reduce_folds(const layout& vl, std::size_t bytes, const cost_model& cm) {
+  return with_combines(predict_all_reduce(vl, bytes, two_way_rs<Topo, T, Op>, cm), vl, bytes, cm);
+}
 
 // automatic: the cheaper fold under the model; reduce_scatter_all_gather
 // needs a piece for every active rank.
 template <Topology Topo, class T, class Op>
 algorithm choose_all_reduce(const layout& vl, std::size_t m, const options& opt) {
   if (opt.algo != algorithm::automatic) return opt.algo;
-  const auto t = predict_all_reduce(vl, m * sizeof(T), two_way_rs<Topo, T, Op>, opt.cost);
+  const auto t = all_reduce_folds<Topo, T, Op>(vl, m * sizeof(T), opt.cost);
   return t.reduce_scatter_all_gather < t.recursive_doubling && m >= static_cast<std::size_t>(vl.p)
              ? algorithm::reduce_scatter_all_gather
              : algorithm::recursive_doubling;
@@ -69,19 +86,23 @@ algorithm choose_all_reduce(const layout& vl, std::size_t m, const options& opt)
 // fold's sum of s_j - 1, fewer on a Ring from p = 8 on.
 // Where ranks share cores (busy_ts, busy_tw > 1) a tree step leaves most
 // ranks idle while a fold keeps every one busy, and the trees win sooner.
+// Each side pays its combines: the root's one per child, the fold's above.
 template <Topology Topo, class T, class Op>
 bool reduce_broadcast_wins(const layout& l, std::size_t m, const options& opt) {
   if (opt.algo != algorithm::automatic || l.p < 3) return false;
   const std::size_t bytes = m * sizeof(T);
   const fold_map f = Topo::folding(l);
   const layout vl = f.e == 0 ? l : Topo::shape(f.active());
-  const all_reduce_cost t = predict_all_reduce(vl, bytes, two_way_rs<Topo, T, Op>, opt.cost);
+  const all_reduce_cost t = all_reduce_folds<Topo, T, Op>(vl, bytes, opt.cost);
   double fold = m >= static_cast<std::size_t>(vl.p)
                     ? std::min(t.recursive_doubling, t.reduce_scatter_all_gather)
                     : t.recursive_doubling;
-  if (f.e != 0) fold += 2 * opt.cost.message(bytes);
+  if (f.e != 0) fold += 2 * opt.cost.message(bytes) + opt.cost.combine(bytes);
+  using tree_topo = one_to_all::tree_topology<Topo>;
   const auto tree = one_to_all::tree_at_zero<Topo>(l.p);
-  return 2 * one_to_all::tree_time<one_to_all::tree_topology<Topo>>(tree.l, bytes, opt.cost) < fold;
+  return 2 * one_to_all::tree_time<tree_topo>(tree.l, bytes, opt.cost) +
+             one_to_all::root_children<tree_topo>(tree.l) * opt.cost.combine(bytes) <
+         fold;
 }
 
 // The all-to-all reduction of src (m elements) in pieces at offsets off, in
@@ -116,7 +137,8 @@ void all_reduce(C& c, const layout& l, std::span<const T> in, std::span<T> out, 
                 const options& opt) {
   constexpr int tg = detail::tag::all_reduce;
   if (tree_only<Topo>(l) || opt.algo == algorithm::tree ||
-      opt.algo == algorithm::reduce_broadcast || reduce_broadcast_wins<Topo, T, Op>(l, in.size(), opt)) {
+      opt.algo == algorithm::reduce_broadcast ||
+      reduce_broadcast_wins<Topo, T, Op>(l, in.size(), opt)) {
     const auto t = one_to_all::tree_at_zero<Topo>(l.p);
     one_to_all::tree_reduce<one_to_all::tree_topology<Topo>>(c, t.l, in_out<T>{in, out}, op,
                                                              {0, tg, opt.cost.segment_bytes});

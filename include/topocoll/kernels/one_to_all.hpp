@@ -92,6 +92,14 @@ double tree_time(const layout& l, std::size_t bytes, const cost_model& cm) {
   return t;
 }
 
+// The root's children: the partials the root combines in a tree reduction.
+template <Topology Topo>
+int root_children(const layout& l) {
+  int n = 0;
+  for_each_link<Topo, sweep::down>(l, 0, [&](const link& e) { n += e.to_child ? 1 : 0; });
+  return n;
+}
+
 // Whether the relabelling for `root` is the XOR of the seeds on a topology
 // whose dimensions are all binary. Then every partial of a reduction covers an
 // aligned block of 2^j REAL ranks, and the partner's block is the lower one

@@ -14,6 +14,9 @@
 //     alone, and by every pair (2i, 2i + 1) at once: busy_ts and busy_tw are
 //     the all-pairs time over the lone pair's, at the small and at the large
 //     size (at least 1). They are what ranks that share cores pay.
+//   - std::plus on doubles over max_bytes, every rank at once: t_c, the
+//     operator's cost per byte. model::measure_combine(op, sample) measures a
+//     given operator the same way, for a model of its own.
 // Rank 0's figures are broadcast, so every rank returns the same model: the
 // automatic choices made from it agree, as they must. calibrate is a
 // collective call; on one rank there is nothing to measure and it returns the
@@ -27,12 +30,14 @@
 #include <array>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <vector>
 
 #include "../collectives/all_reduce.hpp"
 #include "../collectives/broadcast.hpp"
 #include "../core/concepts.hpp"
+#include "../core/elementwise.hpp"
 #include "../core/ops.hpp"
 #include "../core/options.hpp"
 #include "../core/tags.hpp"
@@ -40,21 +45,42 @@
 namespace topocoll::model {
 
 struct calibration_settings {
-  std::size_t small_bytes = 8;         // the start-up probe of the exchanges
-  std::size_t max_bytes = 1u << 20;    // the largest ping-pong, the bandwidth probe
-  int reps = 15;                       // timed repetitions per figure (median)
+  std::size_t small_bytes = 8;       // the start-up probe of the exchanges
+  std::size_t max_bytes = 1u << 20;  // the largest ping-pong, the bandwidth probe
+  int reps = 15;                     // timed repetitions per figure (median)
 };
 
 struct calibration {
-  cost_model cost;  // t_s, t_w, busy_ts, busy_tw
+  cost_model cost;  // t_s, t_w, busy_ts, busy_tw, t_c
   struct point {
     std::size_t bytes;
     double one_way_us;
   };
-  std::vector<point> ping_pong;   // what t_s and t_w were fitted to
+  std::vector<point> ping_pong;                 // what t_s and t_w were fitted to
   double lone_small_us = 0, lone_large_us = 0;  // one pair's exchange
   double busy_small_us = 0, busy_large_us = 0;  // every pair's at once (slowest rank)
+  double combine_us = 0;  // std::plus over max_bytes of doubles, every rank at once
 };
+
+// The time per byte of dst[i] = op(lo[i], hi[i]) over the elements of
+// `sample` (as lo and hi), the median of `reps` passes after one to warm up:
+// a cost_model's tc_us_per_byte for op. Local; call it on every rank and pass
+// the same figure to all of them (automatic choices must agree).
+template <class T, class Op>
+double measure_combine(const Op& op, std::span<const T> sample, int reps = 15) {
+  using clock = std::chrono::steady_clock;
+  if (sample.empty()) return 0.0;
+  std::vector<T> dst(sample.size());
+  std::vector<double> t;
+  for (int i = -1; i < reps; ++i) {
+    const auto t0 = clock::now();
+    topocoll::detail::combine_into(std::span<T>(dst), sample, sample, op);
+    const double us = std::chrono::duration<double, std::micro>(clock::now() - t0).count();
+    if (i >= 0) t.push_back(us);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2] / static_cast<double>(sample.size_bytes());
+}
 
 namespace detail_calibrate {
 
@@ -79,7 +105,8 @@ void barrier(C& c) {
 // leaving the barrier (tens of microseconds where ranks share cores) does not
 // count, as in the OSU micro-benchmarks.
 inline int batch(std::size_t n) {
-  return static_cast<int>(std::clamp<std::size_t>((std::size_t{256} << 10) / std::max<std::size_t>(n, 1), 1, 64));
+  return static_cast<int>(
+      std::clamp<std::size_t>((std::size_t{256} << 10) / std::max<std::size_t>(n, 1), 1, 64));
 }
 
 // One-way time of n bytes between ranks 0 and 1 (a batch of round trips / 2
@@ -163,17 +190,22 @@ calibration calibrate(C& c, const calibration_settings& s = {}) {
   cal.busy_small_us = dc::exchange(c, buf, s.small_bytes, pairs, s.reps);
   cal.lone_large_us = dc::exchange(c, buf, s.max_bytes, 1, s.reps);
   cal.busy_large_us = dc::exchange(c, buf, s.max_bytes, pairs, s.reps);
+  const std::vector<double> ones(s.max_bytes / sizeof(double), 1.0);
+  dc::barrier(c);
+  const double tc = measure_combine(std::plus<>{}, std::span<const double>(ones), s.reps);
   cal.cost = dc::fit(cal.ping_pong);
   cal.cost.busy_ts = std::max(1.0, cal.busy_small_us / std::max(cal.lone_small_us, 1e-9));
   cal.cost.busy_tw = std::max(1.0, (cal.busy_large_us - cal.busy_small_us) /
                                        std::max(cal.lone_large_us - cal.lone_small_us, 1e-9));
   // Rank 0's figures for all: its ping-pong times and its model.
   std::vector<double> fig{cal.cost.ts_us, cal.cost.tw_us_per_byte, cal.cost.busy_ts,
-                          cal.cost.busy_tw};
+                          cal.cost.busy_tw, tc};
   for (const auto& q : cal.ping_pong) fig.push_back(q.one_way_us);
   broadcast<Tree<2>>(c, std::span<double>(fig), 0);
   cal.cost = {fig[0], fig[1], fig[2], fig[3]};
-  for (std::size_t i = 0; i < cal.ping_pong.size(); ++i) cal.ping_pong[i].one_way_us = fig[4 + i];
+  cal.cost.tc_us_per_byte = fig[4];
+  cal.combine_us = fig[4] * static_cast<double>(ones.size() * sizeof(double));
+  for (std::size_t i = 0; i < cal.ping_pong.size(); ++i) cal.ping_pong[i].one_way_us = fig[5 + i];
   return cal;
 }
 
