@@ -70,9 +70,9 @@ BOOST_AUTO_TEST_CASE(the_fit_recovers_a_line_and_weighs_sizes_alike) {
   BOOST_TEST(tc::model::detail_calibrate::fit(pts).ts_us < 3.5);
 }
 
-// measure_combine: time per byte of the operator over the sample; an operator
-// that does a hundred times the work costs more per byte, and an empty sample
-// costs nothing.
+// measure_combine: time per byte of the operator on the sample's two halves;
+// an operator that does a hundred times the work costs more per byte, and a
+// sample without two halves costs nothing.
 BOOST_AUTO_TEST_CASE(measure_combine_prices_the_operator_per_byte) {
   const std::vector<double> x(1u << 14, 1.0);
   const double plus = tc::model::measure_combine(std::plus<>{}, std::span<const double>(x));
@@ -85,6 +85,7 @@ BOOST_AUTO_TEST_CASE(measure_combine_prices_the_operator_per_byte) {
   BOOST_TEST(plus > 0.0);
   BOOST_TEST(slow > 5 * plus);
   BOOST_TEST(tc::model::measure_combine(std::plus<>{}, std::span<const double>()) == 0.0);
+  BOOST_TEST(tc::model::measure_combine(std::plus<>{}, std::span<const double>(x).first(1)) == 0.0);
 }
 
 namespace {

@@ -14,9 +14,9 @@
 //     alone, and by every pair (2i, 2i + 1) at once: busy_ts and busy_tw are
 //     the all-pairs time over the lone pair's, at the small and at the large
 //     size (at least 1). They are what ranks that share cores pay.
-//   - std::plus on doubles over max_bytes, every rank at once: t_c, the
-//     operator's cost per byte. model::measure_combine(op, sample) measures a
-//     given operator the same way, for a model of its own.
+//   - std::plus on two operands of max_bytes / 2 doubles, every rank at once:
+//     t_c, the operator's cost per byte. model::measure_combine(op, sample)
+//     measures a given operator the same way, for a model of its own.
 // Rank 0's figures are broadcast, so every rank returns the same model: the
 // automatic choices made from it agree, as they must. calibrate is a
 // collective call; on one rank there is nothing to measure and it returns the
@@ -59,27 +59,29 @@ struct calibration {
   std::vector<point> ping_pong;                 // what t_s and t_w were fitted to
   double lone_small_us = 0, lone_large_us = 0;  // one pair's exchange
   double busy_small_us = 0, busy_large_us = 0;  // every pair's at once (slowest rank)
-  double combine_us = 0;  // std::plus over max_bytes of doubles, every rank at once
+  double combine_us = 0;  // t_c max_bytes: std::plus on doubles, every rank at once
 };
 
-// The time per byte of dst[i] = op(lo[i], hi[i]) over the elements of
-// `sample` (as lo and hi), the median of `reps` passes after one to warm up:
-// a cost_model's tc_us_per_byte for op. Local; call it on every rank and pass
-// the same figure to all of them (automatic choices must agree).
+// The time per byte of dst[i] = op(lo[i], hi[i]) with lo and hi the two
+// halves of `sample`, per byte of a half, the median of `reps` passes after
+// one to warm up: a cost_model's tc_us_per_byte for op. Local; call it on
+// every rank and pass the same figure to all of them (automatic choices must
+// agree).
 template <class T, class Op>
 double measure_combine(const Op& op, std::span<const T> sample, int reps = 15) {
   using clock = std::chrono::steady_clock;
-  if (sample.empty()) return 0.0;
-  std::vector<T> dst(sample.size());
+  const std::size_t n = sample.size() / 2;
+  if (n == 0) return 0.0;
+  std::vector<T> dst(n);
   std::vector<double> t;
   for (int i = -1; i < reps; ++i) {
     const auto t0 = clock::now();
-    topocoll::detail::combine_into(std::span<T>(dst), sample, sample, op);
+    topocoll::detail::combine_into(std::span<T>(dst), sample.first(n), sample.subspan(n, n), op);
     const double us = std::chrono::duration<double, std::micro>(clock::now() - t0).count();
     if (i >= 0) t.push_back(us);
   }
   std::sort(t.begin(), t.end());
-  return t[t.size() / 2] / static_cast<double>(sample.size_bytes());
+  return t[t.size() / 2] / static_cast<double>(n * sizeof(T));
 }
 
 namespace detail_calibrate {
