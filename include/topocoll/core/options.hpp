@@ -65,8 +65,8 @@ struct cost_model {
   double busy_tw = 1.0;          // t_w's factor when every rank communicates
   // A tree reduction's partial of at least twice this size travels in
   // segments of about this size, each combined as it arrives (0: whole, the
-  // default: segments measured slower at p = 2 and 4 up to 4 MiB,
-  // benchmark/README.md).
+  // default: 64 KiB segments measured 1.2-1.5x slower from 256 KiB to 4 MiB at
+  // p = 2 and 4, benchmark/README.md).
   std::size_t segment_bytes = 0;
   // The operator's cost: combining n bytes of partial into an accumulator
   // takes tc_us_per_byte * n (the default is std::plus on doubles, about

@@ -74,7 +74,7 @@ double measure_combine(const Op& op, std::span<const T> sample, int reps = 15) {
   if (n == 0) return 0.0;
   std::vector<T> dst(n);
   std::vector<double> t;
-  for (int i = -1; i < reps; ++i) {
+  for (int i = -1; i < std::max(reps, 1); ++i) {
     const auto t0 = clock::now();
     topocoll::detail::combine_into(std::span<T>(dst), sample.first(n), sample.subspan(n, n), op);
     const double us = std::chrono::duration<double, std::micro>(clock::now() - t0).count();
