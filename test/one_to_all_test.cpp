@@ -90,7 +90,7 @@ std::vector<options> with_pieces(algorithm pieces) {
   return v;
 }
 
-// The tree with a reduction's partials in segments: in_segments(opt, m, T)
+// The tree with a reduction's partials in segments: in_segments(opt, m, sizeof(T))
 // cuts a partial of m elements into 3 or 4, the last one shorter.
 options tree_in_segments() {
   options opt{algorithm::tree};
