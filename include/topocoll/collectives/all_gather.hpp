@@ -15,7 +15,8 @@
 //   Tree<K>    p = K^d: recursive multiplying, per digit a direct exchange with
 //              the K - 1 other digits (K - 1 messages of K^j m at digit j);
 //              otherwise gather to rank 0 along the k-nomial tree, broadcast.
-// Blocks are received straight into `out`: no copy but the own block's.
+// Blocks are received straight into `out`, and the own block is sent straight
+// from `in`: no copy but the own block's into `out`, after its first send.
 // Strings (std::basic_string of a trivially copyable character) are encoded
 // once on their own rank and decoded once on every other (kernels/strings.hpp).
 // options::algo: automatic, or algorithm::tree (the k-nomial tree on any
@@ -39,13 +40,15 @@ void all_gather(C& c, In&& input, Out&& output, const options& opt = {}) {
   call.algorithm(opt.algo, {algorithm::tree});
   call.in_place(in, out, mine);
   if (m == 0) return;
-  detail::copy_to(in, out.subspan(mine, m));
-  if (call.p() == 1) return;
+  if (call.p() == 1) return detail::copy_to(in, out.subspan(mine, m));
   const layout l = Topo::shape(call.p());
-  if constexpr (detail::is_flat_string_v<buffer_value_t<Out>>)
+  if constexpr (detail::is_flat_string_v<buffer_value_t<Out>>) {
+    detail::copy_to(in, out.subspan(mine, m));
     detail::strings::all_gather<Topo>(c, l, in, out, opt.algo, detail::tag::all_gather);
-  else
-    kernel::all_gather<Topo>(c, l, out, kernel::equal_blocks{m}, opt.algo, detail::tag::all_gather);
+  } else {
+    kernel::all_gather<Topo>(c, l, in, out, kernel::equal_blocks{m}, opt.algo,
+                             detail::tag::all_gather);
+  }
 }
 
 }  // namespace topocoll

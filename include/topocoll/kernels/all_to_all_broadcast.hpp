@@ -154,12 +154,14 @@ struct parent_range<T, equal_blocks> {
 // On entry a rank holds the sub-range of its coordinate k, on exit all of
 // them: the exchanges of the dimension step (binary: one; linear: Algorithm
 // 4.4 round the ring; knomial: one with each other coordinate). peer(q): real
-// rank of coordinate q along the dimension.
+// rank of coordinate q along the dimension. own: what sub-range k holds, read
+// from there (pr.sub(k) itself, or the caller's input before it is copied in).
 template <dim_kind Kind, class C, class T, class Off, class Peer>
-void ag_step(C& c, int tag, int radix, int k, const Peer& peer, const parent_range<T, Off>& pr) {
+void ag_step(C& c, int tag, int radix, int k, const Peer& peer, const parent_range<T, Off>& pr,
+             std::span<const T> own) {
   for_each_exchange<Kind>(radix, k, [&](const exchange& e) {
     const int to = peer(e.to), from = e.from == e.to ? to : peer(e.from);
-    c.sendrecv(to, cspan(pr.sub(e.send)), from, pr.sub(e.recv), tag);
+    c.sendrecv(to, e.send == k ? own : cspan(pr.sub(e.send)), from, pr.sub(e.recv), tag);
   });
 }
 
@@ -261,15 +263,28 @@ bool rs_step(C& c, const dim_at<Peer>& d, const rs_ranges<T, Off>& b, const Op& 
 // ---- the folds over the dimensions -----------------------------------------
 
 // All-gather in natural order over vl (virtual rank w); positions are virtual
-// ranks, off[w] where w's data starts; fm: no_fold or the fold_map.
+// ranks, off[w] where w's data starts; fm: no_fold or the fold_map. mine: what
+// position w holds, which may still be only in the caller's input. The first
+// dimension step (stride 1: its sub-range k is position w) sends it from
+// there, and the copy into buf follows that step. Copied first and sent from
+// buf, it would reach the peer's single-copy read (Open MPI's CMA) as lines
+// this core has just written, still in its cache: up to 2.5x slower at p = 2
+// (benchmark/README.md, "What limits the cells").
 template <Topology Topo, Transport C, class T, class Off, class Fold>
-void all_gather_natural(C& c, const place<Fold>& at, std::span<T> buf, Off off) {
+void all_gather_natural(C& c, const place<Fold>& at, std::span<T> buf, Off off,
+                        std::span<const T> mine) {
   using step = dim_step<Topo::kind>;
+  const std::span<T> own = buf.subspan(off[at.w], off[at.w + 1] - off[at.w]);
+  bool first = true;
   for_each_dim<Topo>(at.vl, [&](int j) [[gnu::always_inline]] {
     auto peer = [&](int q) { return at.fm.to_real(step::with_coord(at.vl, at.w, j, q)); };
-    ag_step<Topo::kind>(
-        c, at.tag, step::radix(at.vl, j), step::coord(at.vl, at.w, j), peer,
-        parent_range<T, Off>{buf, off, step::group_start(at.vl, at.w, j), step::stride(at.vl, j)});
+    const int k = step::coord(at.vl, at.w, j);
+    const parent_range<T, Off> pr{buf, off, step::group_start(at.vl, at.w, j),
+                                  step::stride(at.vl, j)};
+    ag_step<Topo::kind>(c, at.tag, step::radix(at.vl, j), k, peer, pr,
+                        first ? mine : cspan(pr.sub(k)));
+    if (first) copy_to(mine, own);
+    first = false;
   });
 }
 
@@ -344,8 +359,9 @@ void all_gather_reversed(C& c, const place<Fold>& at, std::span<T> buf, const st
   const reversed_digits rd(at.vl);
   for (int j = ndims<Topo>(at.vl) - 1; j >= 0; --j) {
     auto peer = [&](int q) { return at.fm.to_real(step::with_coord(at.vl, at.w, j, q)); };
-    ag_step<Topo::kind>(c, at.tag, step::radix(at.vl, j), step::coord(at.vl, at.w, j), peer,
-                        parent_range<T>{buf, off, rd.start(at.vl, at.w, j), rd.w[j]});
+    const int k = step::coord(at.vl, at.w, j);
+    const parent_range<T> pr{buf, off, rd.start(at.vl, at.w, j), rd.w[j]};
+    ag_step<Topo::kind>(c, at.tag, step::radix(at.vl, j), k, peer, pr, cspan(pr.sub(k)));
   }
 }
 
@@ -445,28 +461,35 @@ void hand_over(C& c, int partner, std::span<const T> mine, std::span<T> result) 
 // ---- all_gather ------------------------------------------------------------------
 
 // all_gather's data movement on blocks at offsets off (p + 1 of them: a table,
-// or equal_blocks): block r holds rank r's data on rank r; on exit every rank
-// holds every block.
+// or equal_blocks): `in` is rank r's data on rank r (it may be block r of buf
+// already); on exit every rank holds every block in buf.
 template <Topology Topo, Transport C, class T, class Off>
-void all_gather(C& c, const layout& l, std::span<T> buf, Off off, algorithm algo, int tag) {
+void all_gather(C& c, const layout& l, std::span<const T> in, std::span<T> buf, Off off,
+                algorithm algo, int tag) {
   const int rank = c.rank();
   auto blocks = [&](int lo, int hi) { return buf.subspan(off[lo], off[hi] - off[lo]); };
   if (algo == algorithm::tree || tree_only<Topo>(l)) {
+    copy_to(in, blocks(rank, rank + 1));
     const auto t = one_to_all::tree_at_zero<Topo>(l.p);
     one_to_all::gather_sweep(
         c, t, blocks, [&](int end, int) { return cspan(blocks(rank, end)); }, tag);
     return one_to_all::broadcast_sweep(c, t, buf, tag);
   }
+  std::span<const T> mine = in;  // what this rank's position holds, and where it is
   with_fold<Topo>(
-      c, l, [&](int to) { hand_over(c, to, cspan(blocks(rank, rank + 1)), buf); },
-      [&](int from) { c.recv(from, detail::tag::fold, blocks(from, rank)); },
+      c, l, [&](int to) { hand_over(c, to, in, buf); },
+      [&](int from) {
+        copy_to(in, blocks(rank, rank + 1));
+        c.recv(from, detail::tag::fold, blocks(from, rank));
+        mine = cspan(blocks(from, rank + 1));
+      },
       [&](const layout& vl, int w, const auto& fm) {
         using Fold = std::remove_cvref_t<decltype(fm)>;
         if constexpr (std::is_same_v<Fold, no_fold>)
-          all_gather_natural<Topo>(c, place<Fold>{tag, vl, w, fm}, buf, off);
+          all_gather_natural<Topo>(c, place<Fold>{tag, vl, w, fm}, buf, off, mine);
         else
-          all_gather_natural<Topo>(c, place<Fold>{tag, vl, w, fm}, buf,
-                                   folded_blocks<Off>{off, fm});
+          all_gather_natural<Topo>(c, place<Fold>{tag, vl, w, fm}, buf, folded_blocks<Off>{off, fm},
+                                   mine);
       },
       [&](int to) { c.send(to, detail::tag::fold, cspan(buf)); });
 }
