@@ -50,11 +50,16 @@ inline std::size_t work_size(std::size_t m) {
 // then unspecified).
 enum class goal { total, exclusive };
 
+// src is read by the first dimension's sends and combines, and msg is first
+// written after them (it may be src itself): a contribution copied into msg
+// first would reach the peer's single-copy read (Open MPI's CMA) as lines this
+// core has just written, still in its cache (see all_gather_natural).
 template <class T>
 struct buffers {
-  std::span<T> msg;   // this rank's contribution on entry (m elements)
-  std::span<T> excl;  // goal::exclusive: the exclusive prefix (untouched on rank 0)
-  std::span<T> work;  // work_size(m) elements
+  std::span<const T> src;  // this rank's contribution (m elements)
+  std::span<T> msg;        // m elements: the fold so far, from the first dimension on
+  std::span<T> excl;       // goal::exclusive: the exclusive prefix (untouched on rank 0)
+  std::span<T> work;       // work_size(m) elements
 };
 
 using all_to_all_broadcast::place;
@@ -71,10 +76,21 @@ void put_left(std::span<T> acc, bool& set, std::span<const T> x, const Op& op) {
 
 template <class T>
 struct partials {
+  std::span<const T> own;  // what this rank sends of its own: src or msg
   std::span<T> msg;
   side<T> lo, hi;
   std::span<T> spare[2];  // receive buffers once a side is set
 };
+
+// msg = lo op own op hi, of the sides that arrived
+template <class T, class Op>
+void fold_sides(const partials<T>& part, const Op& op) {
+  if (part.lo.set)
+    combine_into(part.msg, cspan(part.lo.acc), part.own, op);
+  else
+    copy_to(part.own, part.msg);
+  if (part.hi.set) combine_right(part.msg, cspan(part.hi.acc), op);
+}
 
 // One dimension: the fold's exchanges (topology/step.hpp). The other
 // coordinates' messages arrive in descending cyclic order, so each goes on the
@@ -86,7 +102,7 @@ void exchange_dim(C& c, const place<Fold>& at, int j, partials<T>& part, scan_ta
   using step = dim_step<Topo::kind>;
   const int k = step::coord(at.vl, at.w, j);
   auto real = [&](int q) { return step::with_coord(at.vl, at.w, j, q); };
-  std::span<const T> last = part.msg;
+  std::span<const T> last = part.own;
   int s = 0;
   for_each_exchange<Topo::kind>(step::radix(at.vl, j), k, [&](const exchange& e) {
     const bool prune = tail == scan_tail::prune;
@@ -94,7 +110,7 @@ void exchange_dim(C& c, const place<Fold>& at, int j, partials<T>& part, scan_ta
     const bool rcv = at.vl.exists(real(e.from)) && (!prune || e.recv < k);
     side<T>& sd = e.recv < k ? part.lo : part.hi;
     const std::span<T> into = !rcv ? std::span<T>{} : sd.set ? part.spare[s] : sd.acc;
-    transfer(c, snd ? at.fm.to_real(real(e.to)) : none, e.send == k ? cspan(part.msg) : last,
+    transfer(c, snd ? at.fm.to_real(real(e.to)) : none, e.send == k ? part.own : last,
              rcv ? at.fm.to_real(real(e.from)) : none, into, at.tag);
     if (!rcv) return;
     if (sd.set)
@@ -112,12 +128,13 @@ void chain_dim(C& c, const place<Fold>& at, int j, partials<T>& part, const Op& 
   using step = dim_step<Topo::kind>;
   const int k = step::coord(at.vl, at.w, j), r = step::radix(at.vl, j);
   auto peer = [&](int q) { return at.fm.to_real(step::with_coord(at.vl, at.w, j, q)); };
+  std::span<const T> up = part.own;  // the prefix up to this rank
   if (k > 0) {
     c.recv(peer(k - 1), at.tag, part.lo.acc);
     part.lo.set = true;
-    if (k < r - 1) combine_left(part.msg, cspan(part.lo.acc), op);
+    if (k < r - 1) combine_into(part.msg, cspan(part.lo.acc), part.own, op), up = part.msg;
   }
-  if (k < r - 1) c.send(peer(k + 1), at.tag, cspan(part.msg));
+  if (k < r - 1) c.send(peer(k + 1), at.tag, up);
 }
 
 // The fold over the dimensions. After dimension j, msg holds the fold over the
@@ -130,7 +147,8 @@ bool prefix_fold(C& c, const place<Fold>& at, const buffers<T>& b, goal g, const
   bool have_excl = false;
   for (int j = 0; j < nd; ++j) {
     const bool need_total = g == goal::total || j < nd - 1;
-    partials<T> part{b.msg,
+    partials<T> part{j == 0 ? b.src : cspan(b.msg),
+                     b.msg,
                      {b.work.subspan(2 * m, m)},
                      {b.work.subspan(3 * m, m)},
                      {b.work.first(m), b.work.subspan(m, m)}};
@@ -141,8 +159,7 @@ bool prefix_fold(C& c, const place<Fold>& at, const buffers<T>& b, goal g, const
     else
       exchange_dim<Topo>(c, at, j, part, tail, op);
     if (part.lo.set && g == goal::exclusive) put_left(b.excl, have_excl, cspan(part.lo.acc), op);
-    if (part.lo.set && need_total) combine_left(b.msg, cspan(part.lo.acc), op);
-    if (part.hi.set && need_total) combine_right(b.msg, cspan(part.hi.acc), op);
+    if (need_total) fold_sides(part, op);
   }
   return have_excl;
 }
@@ -206,11 +223,10 @@ void scan(C& c, const layout& l, in_out<T> io, const Op& op, scan_kind kind,
   const std::size_t m = in.size();
   if (l.p > 1) {
     scratch<T> work_store(m + work_size(m));
-    const std::span<T> msg = work_store.span().first(m);
-    copy_to(in, msg);
     const bool have = prefix_fold<Topo>(
         c, place<no_fold>{inclusive ? tag::scan : tag::exclusive_scan, l, c.rank(), {l.p}},
-        buffers<T>{msg, out, work_store.span().subspan(m)}, goal::exclusive, op);
+        buffers<T>{in, work_store.span().first(m), out, work_store.span().subspan(m)},
+        goal::exclusive, op);
     if (inclusive && have) return combine_right(out, in, op);
   }
   if (inclusive) copy_to(in, out);
