@@ -70,20 +70,27 @@ BOOST_AUTO_TEST_CASE(the_fit_recovers_a_line_and_weighs_sizes_alike) {
   BOOST_TEST(tc::model::detail_calibrate::fit(pts).ts_us < 3.5);
 }
 
-// measure_combine: time per byte of the operator on the sample's two halves;
-// an operator that does a hundred times the work costs more per byte, and a
-// sample without two halves costs nothing.
-BOOST_AUTO_TEST_CASE(measure_combine_prices_the_operator_per_byte) {
-  const std::vector<double> x(1u << 14, 1.0);
-  const double plus = tc::model::measure_combine(std::plus<>{}, std::span<const double>(x));
-  const auto slow_op = [](double a, double b) {
-    volatile double s = a;
-    for (int i = 0; i < 100; ++i) s = s + b;
-    return static_cast<double>(s);
+// measure_combine: the time per byte of the operator on the sample's two
+// halves, lo[i] op hi[i], over one warm-up pass and `reps` timed ones (no
+// timing is compared: the operator counts its calls and checks its operands);
+// a sample without two halves costs nothing.
+BOOST_AUTO_TEST_CASE(measure_combine_times_the_operator_on_the_two_halves) {
+  const std::size_t n = 1000;
+  std::vector<double> x(2 * n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = static_cast<double>(i), x[n + i] = -1.0 - x[i];
+  std::size_t calls = 0, wrong = 0;
+  const auto counting_plus = [&](double a, double b) {
+    ++calls;
+    if (b != -1.0 - a) ++wrong;
+    return a + b;
   };
-  const double slow = tc::model::measure_combine(slow_op, std::span<const double>(x));
-  BOOST_TEST(plus > 0.0);
-  BOOST_TEST(slow > 5 * plus);
+  const double tc_op = tc::model::measure_combine(counting_plus, std::span<const double>(x), 3);
+  BOOST_TEST(tc_op > 0.0);
+  BOOST_TEST(calls == 4 * n);
+  BOOST_TEST(wrong == 0u);
+  calls = 0;
+  tc::model::measure_combine(counting_plus, std::span<const double>(x), 0);  // still one timed pass
+  BOOST_TEST(calls == 2 * n);
   BOOST_TEST(tc::model::measure_combine(std::plus<>{}, std::span<const double>()) == 0.0);
   BOOST_TEST(tc::model::measure_combine(std::plus<>{}, std::span<const double>(x).first(1)) == 0.0);
 }
