@@ -13,7 +13,7 @@
 // beside MPI_Allgather and topocoll::all_gather<Hypercube<>>. Above Open MPI's
 // eager limit the receiver reads the sender's buffer with one single copy
 // (CMA, process_vm_readv). In some runs a read of lines the other core has
-// just written (copy, then send from out) costs up to 2.5x the same read of
+// just written (copy, then send from out) costs up to 3x the same read of
 // lines it has not touched; in others the two cost the same, which is the
 // run-to-run variance of the all_gather cells. Diagnostic only: not part of
 // benchmark/results.

@@ -268,7 +268,7 @@ bool rs_step(C& c, const dim_at<Peer>& d, const rs_ranges<T, Off>& b, const Op& 
 // dimension step (stride 1: its sub-range k is position w) sends it from
 // there, and the copy into buf follows that step. Copied first and sent from
 // buf, it would reach the peer's single-copy read (Open MPI's CMA) as lines
-// this core has just written, still in its cache: up to 2.5x slower at p = 2
+// this core has just written, still in its cache: up to 3x slower at p = 2
 // (benchmark/README.md, "What limits the cells").
 template <Topology Topo, Transport C, class T, class Off, class Fold>
 void all_gather_natural(C& c, const place<Fold>& at, std::span<T> buf, Off off,
