@@ -136,14 +136,15 @@ void hand_all_gather(C& c, std::span<const T> my_msg, std::span<T> result) {
   const std::size_t m = my_msg.size();
   T* const out = result.data();
   std::size_t mine = static_cast<std::size_t>(my_id) * m;
-  std::copy(my_msg.begin(), my_msg.end(), out + mine);
   std::size_t n = m;
   for (int i = 0; i < D; ++i) {
     const int bit = 1 << i;
     const bool upper = (my_id & bit) != 0;
     const std::size_t theirs = upper ? mine - n : mine + n;
-    c.sendrecv(my_id ^ bit, std::span<const T>(out + mine, n), my_id ^ bit,
-               std::span<T>(out + theirs, n), hand_tag);
+    // the first message is my_msg itself, copied into place after it is sent
+    const std::span<const T> msg = i == 0 ? my_msg : std::span<const T>(out + mine, n);
+    c.sendrecv(my_id ^ bit, msg, my_id ^ bit, std::span<T>(out + theirs, n), hand_tag);
+    if (i == 0) std::copy(my_msg.begin(), my_msg.end(), out + mine);
     if (upper) mine = theirs;
     n *= 2;
   }

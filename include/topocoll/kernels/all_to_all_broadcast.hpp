@@ -155,7 +155,8 @@ struct parent_range<T, equal_blocks> {
 // them: the exchanges of the dimension step (binary: one; linear: Algorithm
 // 4.4 round the ring; knomial: one with each other coordinate). peer(q): real
 // rank of coordinate q along the dimension. own: what sub-range k holds, read
-// from there (pr.sub(k) itself, or the caller's input before it is copied in).
+// from there: pr.sub(k) itself, or the caller's input, copied into pr.sub(k)
+// once the step's exchanges are done.
 template <dim_kind Kind, class C, class T, class Off, class Peer>
 void ag_step(C& c, int tag, int radix, int k, const Peer& peer, const parent_range<T, Off>& pr,
              std::span<const T> own) {
@@ -163,6 +164,7 @@ void ag_step(C& c, int tag, int radix, int k, const Peer& peer, const parent_ran
     const int to = peer(e.to), from = e.from == e.to ? to : peer(e.from);
     c.sendrecv(to, e.send == k ? own : cspan(pr.sub(e.send)), from, pr.sub(e.recv), tag);
   });
+  copy_to(own, pr.sub(k));  // nothing when own is pr.sub(k)
 }
 
 // ---- reduce-scatter step ---------------------------------------------------
@@ -266,7 +268,7 @@ bool rs_step(C& c, const dim_at<Peer>& d, const rs_ranges<T, Off>& b, const Op& 
 // ranks, off[w] where w's data starts; fm: no_fold or the fold_map. mine: what
 // position w holds, which may still be only in the caller's input. The first
 // dimension step (stride 1: its sub-range k is position w) sends it from
-// there, and the copy into buf follows that step. Copied first and sent from
+// there, and copies it into buf after that step. Copied first and sent from
 // buf, it would reach the peer's single-copy read (Open MPI's CMA) as lines
 // this core has just written, still in its cache: up to 3x slower at p = 2
 // (benchmark/README.md, "What limits the cells").
@@ -274,17 +276,13 @@ template <Topology Topo, Transport C, class T, class Off, class Fold>
 void all_gather_natural(C& c, const place<Fold>& at, std::span<T> buf, Off off,
                         std::span<const T> mine) {
   using step = dim_step<Topo::kind>;
-  const std::span<T> own = buf.subspan(off[at.w], off[at.w + 1] - off[at.w]);
-  bool first = true;
   for_each_dim<Topo>(at.vl, [&](int j) [[gnu::always_inline]] {
     auto peer = [&](int q) { return at.fm.to_real(step::with_coord(at.vl, at.w, j, q)); };
     const int k = step::coord(at.vl, at.w, j);
     const parent_range<T, Off> pr{buf, off, step::group_start(at.vl, at.w, j),
                                   step::stride(at.vl, j)};
     ag_step<Topo::kind>(c, at.tag, step::radix(at.vl, j), k, peer, pr,
-                        first ? mine : cspan(pr.sub(k)));
-    if (first) copy_to(mine, own);
-    first = false;
+                        j == 0 ? mine : cspan(pr.sub(k)));
   });
 }
 

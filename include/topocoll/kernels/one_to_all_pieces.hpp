@@ -75,8 +75,9 @@ double pieces_time(const layout& l, std::size_t bytes, int root, rs_messages rs,
 // far more than t_s on a busy node; benchmark/README.md).
 template <Topology Topo, class T>
 bool pieces_win(const layout& l, std::size_t m, int root, rs_messages rs, const cost_model& cm) {
-  if (!std::is_trivially_copyable_v<T> || l.p < 2) return false;
   const std::size_t bytes = m * sizeof(T);
+  // no piece can reach a segment: nothing to price (a short call stays short)
+  if (!std::is_trivially_copyable_v<T> || l.p < 2 || bytes < min_segment_bytes(cm)) return false;
   double best = tree_time<Topo>(l, bytes, cm);
   if constexpr (chain_dims<Topo>) {
     double pipe = 0;
