@@ -7,6 +7,7 @@
 
 #include <boost/mpi/communicator.hpp>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -182,6 +183,49 @@ BOOST_AUTO_TEST_CASE(a_message_of_the_wrong_size_throws_message_error_on_every_r
     std::vector<int> x{c.rank()}, y{-1};
     c.sendrecv(next(c), std::span<const int>(x), prev(c), std::span<int>(y), 77);
     check.expect(y[0] == prev(c), "after the errors, got ", y[0]);
+  });
+}
+
+// Messages longer and shorter than the receive expects, at every protocol
+// size: below Open MPI's eager limit (4 KiB on shared memory), at it, above it
+// (single copy, where a truncated receive writes past the buffer), and on
+// both sides of the small-message bounce buffer (options::small_message_bytes
+// off, 1 KiB and 4 KiB). Each buffer sits between guard bytes; a mismatch
+// throws message_error and writes nothing, neither in the buffer nor around
+// it, and the pair and tag work again afterwards.
+BOOST_AUTO_TEST_CASE(wrong_sizes_at_every_protocol_size_write_nothing) {
+  on_every_rank([](mpi::Comm& base, Check& check) {
+    constexpr std::size_t guard = 64;
+    constexpr std::uint8_t fill = 0x5a;
+    for (std::size_t small : {std::size_t{0}, std::size_t{1024}, std::size_t{4096}}) {
+      mpi::options o;
+      o.small_message_bytes = small;
+      mpi::Comm c(base.base(), o);
+      const std::size_t sizes[] = {0,    1,    8,    1023, 1024,  1025,   4000,
+                                   4095, 4096, 4097, 8192, 65536, 1 << 20};
+      for (std::size_t want : sizes)
+        for (std::size_t sent : {want + 1, want == 0 ? std::size_t{8} : want - 1,
+                                 want < 4096 ? std::size_t{65536} : std::size_t{8}}) {
+          const std::vector<std::uint8_t> out = pattern(sent, c.rank());
+          std::vector<std::uint8_t> in(want + 2 * guard, fill);
+          const std::span<std::uint8_t> buf(in.data() + guard, want);
+          const std::string at = "small_message_bytes " + std::to_string(small) + ", expecting " +
+                                 std::to_string(want) + " bytes, sent " + std::to_string(sent);
+          check.throws<message_error>(
+              [&] { c.sendrecv(next(c), std::span<const std::uint8_t>(out), prev(c), buf, 90); },
+              {"rank " + std::to_string(prev(c)), "tag 90", std::to_string(sent) + " bytes"}, at);
+          check.expect(std::all_of(in.begin(), in.end(), [](std::uint8_t b) { return b == fill; }),
+                       "bytes were written, ", at);
+        }
+      // afterwards the same pair and tag deliver messages of every size intact
+      for (std::size_t n : sizes) {
+        const std::vector<std::uint8_t> out = pattern(n, c.rank());
+        std::vector<std::uint8_t> in(n);
+        c.sendrecv(next(c), std::span<const std::uint8_t>(out), prev(c), std::span(in), 90);
+        check.expect(first_bad(in, prev(c)) == n, "small_message_bytes ", small, ", ", n,
+                     " bytes: wrong byte at ", first_bad(in, prev(c)));
+      }
+    }
   });
 }
 

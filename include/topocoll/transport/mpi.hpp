@@ -45,6 +45,17 @@
 // throw topocoll::mpi::error: the duplicate's error handler is
 // MPI_ERRORS_RETURN.
 //
+// Small messages (options::small_message_bytes = E, off by default; its
+// costs and gains: doc/transports.md). With E > 0, a message of 1 to E bytes
+// is received without a probe: MPI_Recv into a bounce buffer of E bytes, a
+// check of the size received, a copy out. A receive of E bytes can meet a
+// longer message only if its sender sends one, so every other message (empty,
+// or longer than E) goes after a marker, an empty message on the same tag.
+// The first message a receive meets is then either a whole small message or
+// a marker, and the message after a marker is probed as above. No receive is
+// ever posted for more than its buffer holds, whatever sizes the two ranks
+// expect. Every rank of a Comm must use the same E (the constructor checks).
+//
 // sendrecv posts its send first (MPI_Isend), then probes and receives, then
 // completes the send: it never deadlocks, whatever the message sizes. Probing
 // costs about 0.1-0.2 us per message against MPI_Sendrecv / MPI_Recv on Open
@@ -139,6 +150,12 @@ struct options {
   // TOPOCOLL_CHECK=0 or 1 takes precedence.
   enum class agreement { by_build, off, on };
   agreement check = agreement::by_build;  // on without NDEBUG
+  // Messages of 1 to this many bytes are received without a probe, through a
+  // buffer of this size (see "Small messages" above); 0: every receive
+  // probes. Every rank must give the same value.
+  // TOPOCOLL_SMALL_MESSAGE_BYTES=<bytes> takes precedence.
+  std::size_t small_message_bytes = 0;
+  static constexpr std::size_t max_small_message_bytes = 65536;
 };
 
 namespace detail {
@@ -224,6 +241,15 @@ inline options from_environment(options opt) {
           concat("topocoll::mpi::Comm: TOPOCOLL_CHECK=", v, " is neither 0 (off) nor 1 (on)"));
     opt.check = c == "1" ? options::agreement::on : options::agreement::off;
   }
+  if (const char* v = std::getenv("TOPOCOLL_SMALL_MESSAGE_BYTES"); v && *v) {
+    char* end = nullptr;
+    const unsigned long long b = std::strtoull(v, &end, 10);
+    if (*end != '\0' || *v == '-' || b > options::max_small_message_bytes)
+      throw std::invalid_argument(concat("topocoll::mpi::Comm: TOPOCOLL_SMALL_MESSAGE_BYTES=", v,
+                                         " is not a byte count in [0, ",
+                                         options::max_small_message_bytes, "] (0: off)"));
+    opt.small_message_bytes = static_cast<std::size_t>(b);
+  }
   return opt;
 }
 
@@ -257,8 +283,9 @@ class Comm {
     rank_ = lib_.rank();
     size_ = lib_.size();
     check_ = detail::checking(opt_.check);
-    int mine[4] = {check_, -int{check_}, timed(), -int{timed()}}, all[4];
-    check(MPI_Allreduce(mine, all, 4, MPI_INT, MPI_MIN, lib_), "MPI_Allreduce", -1, -1);
+    const int small = static_cast<int>(opt_.small_message_bytes);
+    int mine[6] = {check_, -int{check_}, timed(), -int{timed()}, small, -small}, all[6];
+    check(MPI_Allreduce(mine, all, 6, MPI_INT, MPI_MIN, lib_), "MPI_Allreduce", -1, -1);
     if (all[0] != -all[1])
       topocoll::detail::invalid("mpi::Comm", rank_, size_, "the agreement check is ",
                                 check_ ? "on" : "off", " here but not on every rank (",
@@ -267,6 +294,12 @@ class Comm {
       topocoll::detail::invalid("mpi::Comm", rank_, size_, "there is ", timed() ? "a" : "no",
                                 " timeout here but not on every rank (TOPOCOLL_TIMEOUT, "
                                 "mpi::options::timeout): give every rank one, or none");
+    if (all[4] != -all[5])
+      topocoll::detail::invalid("mpi::Comm", rank_, size_, "small_message_bytes is ", small,
+                                " here, but ranks have values from ", all[4], " to ", -all[5],
+                                " (TOPOCOLL_SMALL_MESSAGE_BYTES, mpi::options::"
+                                "small_message_bytes): every rank needs the same");
+    if (small != 0) bounce_.resize(opt_.small_message_bytes);
   }
 
   int rank() const { return rank_; }
@@ -347,6 +380,7 @@ class Comm {
     request() = default;
     request(request&& o) noexcept
         : req_(std::exchange(o.req_, MPI_REQUEST_NULL)),
+          marker_(std::exchange(o.marker_, MPI_REQUEST_NULL)),
           buf_(std::move(o.buf_)),
           orphans_(std::move(o.orphans_)),
           to_(o.to_) {}
@@ -354,6 +388,7 @@ class Comm {
       if (this != &o) {
         abandon();
         req_ = std::exchange(o.req_, MPI_REQUEST_NULL);
+        marker_ = std::exchange(o.marker_, MPI_REQUEST_NULL);
         buf_ = std::move(o.buf_);
         orphans_ = std::move(o.orphans_);
         to_ = o.to_;
@@ -361,17 +396,19 @@ class Comm {
       return *this;
     }
     ~request() { abandon(); }
-    bool pending() const { return req_ != MPI_REQUEST_NULL; }
+    bool pending() const { return req_ != MPI_REQUEST_NULL || marker_ != MPI_REQUEST_NULL; }
 
    private:
     friend class Comm;
     void abandon() noexcept {
+      if (marker_ != MPI_REQUEST_NULL) MPI_Request_free(&marker_);
       if (req_ == MPI_REQUEST_NULL) return;
       MPI_Request_free(&req_);
       req_ = MPI_REQUEST_NULL;
       if (!buf_.empty() && orphans_) orphans_->push_back(std::move(buf_));
     }
     MPI_Request req_ = MPI_REQUEST_NULL;
+    MPI_Request marker_ = MPI_REQUEST_NULL;  // the message's marker, if it has one
     detail::packed_buffer buf_;  // the serialized message, for a non-trivially-copyable T
     std::shared_ptr<std::vector<detail::packed_buffer>> orphans_;  // the Comm's, for abandon()
     struct {
@@ -398,6 +435,9 @@ class Comm {
     }
     const bytes b = wire(data, r.buf_);
     r.to_ = {dest, tag, b.size};
+    if (marked(b.size))
+      check(MPI_Isend(nullptr, 0, MPI_BYTE, dest, tag, lib_, &r.marker_), "MPI_Isend (marker)",
+            dest, tag);
     detail::byte_type bt(b.size, opt_.max_int_bytes);  // MPI keeps the type alive while in use
     check(MPI_Isend(b.data, bt.count(), bt.type(), dest, tag, lib_, &r.req_), "MPI_Isend", dest,
           tag);
@@ -411,20 +451,26 @@ class Comm {
   // Completes every request (MPI_Waitall); each is empty afterwards.
   void wait_all(std::span<request> reqs) {
     if (timed()) return wait_all_timed(reqs);
-    constexpr std::size_t small = 32;
-    MPI_Request local[small];
+    constexpr std::size_t small = 32;  // requests; each has a message and maybe a marker
+    MPI_Request local[2 * small];
     std::vector<MPI_Request> heap;
     MPI_Request* h = local;
     if (reqs.size() > small) {
-      heap.resize(reqs.size());
+      heap.resize(2 * reqs.size());
       h = heap.data();
     }
-    for (std::size_t i = 0; i < reqs.size(); ++i) h[i] = reqs[i].req_;
-    const int rc = MPI_Waitall(static_cast<int>(reqs.size()), h, MPI_STATUSES_IGNORE);
-    for (std::size_t i = 0; i < reqs.size(); ++i) reqs[i].req_ = h[i];
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+      h[2 * i] = reqs[i].req_;
+      h[2 * i + 1] = reqs[i].marker_;
+    }
+    const int rc = MPI_Waitall(static_cast<int>(2 * reqs.size()), h, MPI_STATUSES_IGNORE);
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+      reqs[i].req_ = h[2 * i];
+      reqs[i].marker_ = h[2 * i + 1];
+    }
     check(rc, "MPI_Waitall (isend)", -1, -1);
     for (request& r : reqs) {
-      r.req_ = MPI_REQUEST_NULL;
+      r.req_ = r.marker_ = MPI_REQUEST_NULL;
       keep_buffer(r);
     }
   }
@@ -438,10 +484,13 @@ class Comm {
     check_peer("sendrecv", "destination", dest);
     check_peer("sendrecv", "source", source);
     const bytes b = wire(std::span<const V>(out), sbuf_);
-    MPI_Request req;
+    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};  // the marker, the message
+    if (marked(b.size))
+      check(MPI_Isend(nullptr, 0, MPI_BYTE, dest, tag, lib_, &req[0]), "MPI_Isend (marker)", dest,
+            tag);
     {
       detail::byte_type bt(b.size, opt_.max_int_bytes);
-      check(MPI_Isend(b.data, bt.count(), bt.type(), dest, tag, lib_, &req), "MPI_Isend", dest,
+      check(MPI_Isend(b.data, bt.count(), bt.type(), dest, tag, lib_, &req[1]), "MPI_Isend", dest,
             tag);
     }
     const wait_for sent{waiting::receipt_by, dest, tag, b.size, 0};
@@ -451,14 +500,21 @@ class Comm {
       // The caller may reuse or free `out` once we leave: complete the send
       // first. Its partner runs the matching sendrecv, so it will arrive
       // (with a timeout: unless the receive timed out, or within the limit).
-      if (timed())
-        settle(req, sent);
-      else
-        MPI_Wait(&req, MPI_STATUS_IGNORE);
+      if (timed()) {
+        if (req[0] == MPI_REQUEST_NULL || settle(req[0], sent))
+          settle(req[1], sent);
+        else
+          MPI_Request_free(&req[1]);
+      } else
+        MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
       throw;
     }
-    if (timed()) return complete(req, sent, clock::now());
-    check(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait (send)", dest, tag);
+    if (timed()) {
+      const auto start = clock::now();
+      complete(req[0], sent, start);
+      return complete(req[1], sent, start);
+    }
+    check(MPI_Waitall(2, req, MPI_STATUSES_IGNORE), "MPI_Waitall (send)", dest, tag);
   }
 
  private:
@@ -470,6 +526,10 @@ class Comm {
       throw std::invalid_argument(topocoll::detail::concat(
           "topocoll::mpi::Comm: options::max_int_bytes = ", opt.max_int_bytes,
           ", need 1 <= max_int_bytes <= INT_MAX"));
+    if (opt.small_message_bytes > options::max_small_message_bytes)
+      throw std::invalid_argument(topocoll::detail::concat(
+          "topocoll::mpi::Comm: options::small_message_bytes = ", opt.small_message_bytes,
+          ", need <= ", options::max_small_message_bytes, " (0: off)"));
     if (!(opt.timeout.count() >= 0))
       throw std::invalid_argument(
           topocoll::detail::concat("topocoll::mpi::Comm: options::timeout = ", opt.timeout.count(),
@@ -587,16 +647,16 @@ class Comm {
   void wait_all_timed(std::span<request> reqs) {
     usable();
     const auto start = clock::now();
-    for (request& r : reqs) {
-      int done = 0;
-      auto completed = [&] {
-        check(MPI_Test(&r.req_, &done, MPI_STATUS_IGNORE), "MPI_Test (isend)", r.to_.dest,
-              r.to_.tag);
-        return done != 0;
-      };
-      if (r.req_ != MPI_REQUEST_NULL && !poll(completed, start))
-        timed_out({waiting::receipt_by, r.to_.dest, r.to_.tag, r.to_.bytes, 0}, start);
-    }
+    for (request& r : reqs)
+      for (MPI_Request* q : {&r.marker_, &r.req_}) {
+        int done = 0;
+        auto completed = [&] {
+          check(MPI_Test(q, &done, MPI_STATUS_IGNORE), "MPI_Test (isend)", r.to_.dest, r.to_.tag);
+          return done != 0;
+        };
+        if (*q != MPI_REQUEST_NULL && !poll(completed, start))
+          timed_out({waiting::receipt_by, r.to_.dest, r.to_.tag, r.to_.bytes, 0}, start);
+      }
     for (request& r : reqs) keep_buffer(r);
   }
 
@@ -700,7 +760,17 @@ class Comm {
                                 " is outside [0, ", size_, ")");
   }
 
+  // Whether a message of n bytes goes after a marker: with small messages on,
+  // every message that is not small (empty, or longer than the bounce buffer).
+  bool marked(std::size_t n) const { return !bounce_.empty() && (n == 0 || n > bounce_.size()); }
+
+  // A message of n bytes, after its marker if it needs one.
   void send_bytes(int dest, int tag, const void* p, std::size_t n) {
+    if (marked(n)) send_one(dest, tag, nullptr, 0);
+    send_one(dest, tag, p, n);
+  }
+
+  void send_one(int dest, int tag, const void* p, std::size_t n) {
     detail::byte_type bt(n, opt_.max_int_bytes);
     if (timed()) {
       usable();
@@ -756,26 +826,96 @@ class Comm {
 
   template <class T>
   void receive(int source, int tag, std::span<T> data) {
+    const wait_for w = expecting(source, tag, data);
+    if constexpr (std::is_trivially_copyable_v<T>) {
+      if (!bounce_.empty()) return receive_small_first(source, tag, data, w);
+    }
     MPI_Message msg;
-    const std::size_t n = timed() ? timed_probe(source, tag, msg, expecting(source, tag, data))
-                                  : probe(source, tag, msg);
+    std::size_t n = probe_any(source, tag, msg, w);
+    if (n == 0 && !bounce_.empty()) {  // a marker: the message follows it
+      mrecv(msg, nullptr, 0, source, tag);
+      n = probe_any(source, tag, msg, w);
+    }
     if constexpr (std::is_trivially_copyable_v<T>) {
       if (n != data.size_bytes()) {
         discard(msg, n, source, tag);
-        throw message_error(topocoll::detail::concat(
-            "topocoll::mpi recv on rank ", rank_, " of ", size_, ": the message from rank ", source,
-            " with tag ", tag, " has ", n, " bytes (",
-            n % sizeof(T) == 0 ? std::to_string(n / sizeof(T))
-                               : std::string("not a whole number of"),
-            " elements of ", sizeof(T), " bytes), the receive buffer holds ", data.size(),
-            " elements (", data.size_bytes(), " bytes)"));
+        wrong_size(source, tag, n, data);
       }
       mrecv(msg, data.data(), n, source, tag);
-    } else {
+    } else {  // a serialized message is never empty: it holds its element count
       rbuf_.resize(n);
       mrecv(msg, rbuf_.data(), n, source, tag);
       unpack(data, source, tag);
     }
+  }
+
+  // With small messages on: the first message from source with tag is either
+  // a small message whole (1 to bounce_.size() bytes), received into bounce_
+  // and copied out, or the marker (0 bytes) of a message that follows it. A
+  // small message can be received without a probe: it fits bounce_ whatever
+  // the receive expected. The message after a marker is probed as usual.
+  template <class T>
+  void receive_small_first(int source, int tag, std::span<T> data, const wait_for& w) {
+    const std::size_t m = timed() ? timed_recv_small(source, tag, w) : recv_small(source, tag);
+    if (m != 0) {
+      if (m != data.size_bytes()) wrong_size(source, tag, m, data);
+      std::memcpy(static_cast<void*>(data.data()), bounce_.data(), m);
+      return;
+    }
+    MPI_Message msg;
+    const std::size_t n = probe_any(source, tag, msg, w);
+    if (n != data.size_bytes()) {
+      discard(msg, n, source, tag);
+      wrong_size(source, tag, n, data);
+    }
+    mrecv(msg, data.data(), n, source, tag);
+  }
+
+  std::size_t recv_small(int source, int tag) {
+    MPI_Status st;
+    check(MPI_Recv(bounce_.data(), static_cast<int>(bounce_.size()), MPI_BYTE, source, tag, lib_,
+                   &st),
+          "MPI_Recv", source, tag);
+    return message_size(st, source, tag);
+  }
+
+  // The same within the timeout: MPI_Irecv, then MPI_Test. A receive that
+  // times out is left to MPI with bounce_, which stays alive with the Comm's
+  // orphans (MPI may still write there).
+  std::size_t timed_recv_small(int source, int tag, const wait_for& w) {
+    usable();
+    const auto start = clock::now();
+    MPI_Request req;
+    check(MPI_Irecv(bounce_.data(), static_cast<int>(bounce_.size()), MPI_BYTE, source, tag, lib_,
+                    &req),
+          "MPI_Irecv", source, tag);
+    MPI_Status st;
+    int done = 0;
+    auto arrived = [&] {
+      check(MPI_Test(&req, &done, &st), "MPI_Test (receive)", source, tag);
+      return done != 0;
+    };
+    if (!poll(arrived, start)) {
+      MPI_Request_free(&req);
+      orphans_->push_back(std::move(bounce_));
+      bounce_.resize(opt_.small_message_bytes);
+      timed_out(w, start);
+    }
+    return message_size(st, source, tag);
+  }
+
+  std::size_t probe_any(int source, int tag, MPI_Message& msg, const wait_for& w) {
+    return timed() ? timed_probe(source, tag, msg, w) : probe(source, tag, msg);
+  }
+
+  template <class T>
+  [[noreturn]] void wrong_size(int source, int tag, std::size_t n, std::span<T> data) const {
+    throw message_error(topocoll::detail::concat(
+        "topocoll::mpi recv on rank ", rank_, " of ", size_, ": the message from rank ", source,
+        " with tag ", tag, " has ", n, " bytes (",
+        n % sizeof(T) == 0 ? std::to_string(n / sizeof(T)) : std::string("not a whole number of"),
+        " elements of ", sizeof(T), " bytes), the receive buffer holds ", data.size(),
+        " elements (", data.size_bytes(), " bytes)"));
   }
 
   // What a message of `data` puts on the wire: data's own bytes when T is
@@ -862,6 +1002,8 @@ class Comm {
   // their capacity.
   detail::packed_buffer sbuf_;
   detail::packed_buffer rbuf_;
+  // Where small messages arrive (options::small_message_bytes; empty: off).
+  detail::packed_buffer bounce_;
   // Serialization buffers of completed isends, kept for the next ones: a
   // fresh buffer per message costs fresh pages at every all_to_all of strings. At most max_spare of
   // them, holding at most workspace_retain_bytes (core/workspace.hpp) in all.
