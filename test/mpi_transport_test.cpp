@@ -209,7 +209,8 @@ BOOST_AUTO_TEST_CASE(wrong_sizes_at_every_protocol_size_write_nothing) {
           const std::vector<std::uint8_t> out = pattern(sent, c.rank());
           std::vector<std::uint8_t> in(want + 2 * guard, fill);
           const std::span<std::uint8_t> buf(in.data() + guard, want);
-          const std::string at = "small_message_bytes " + std::to_string(small) + ", expecting " +
+          const std::string at = "small_message_bytes " +
+                                 std::to_string(c.opts().small_message_bytes) + ", expecting " +
                                  std::to_string(want) + " bytes, sent " + std::to_string(sent);
           check.throws<message_error>(
               [&] { c.sendrecv(next(c), std::span<const std::uint8_t>(out), prev(c), buf, 90); },
@@ -222,8 +223,9 @@ BOOST_AUTO_TEST_CASE(wrong_sizes_at_every_protocol_size_write_nothing) {
         const std::vector<std::uint8_t> out = pattern(n, c.rank());
         std::vector<std::uint8_t> in(n);
         c.sendrecv(next(c), std::span<const std::uint8_t>(out), prev(c), std::span(in), 90);
-        check.expect(first_bad(in, prev(c)) == n, "small_message_bytes ", small, ", ", n,
-                     " bytes: wrong byte at ", first_bad(in, prev(c)));
+        check.expect(first_bad(in, prev(c)) == n, "small_message_bytes ",
+                     c.opts().small_message_bytes, ", ", n, " bytes: wrong byte at ",
+                     first_bad(in, prev(c)));
       }
     }
   });

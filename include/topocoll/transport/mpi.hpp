@@ -435,9 +435,7 @@ class Comm {
     }
     const bytes b = wire(data, r.buf_);
     r.to_ = {dest, tag, b.size};
-    if (marked(b.size))
-      check(MPI_Isend(nullptr, 0, MPI_BYTE, dest, tag, lib_, &r.marker_), "MPI_Isend (marker)",
-            dest, tag);
+    post_marker(dest, tag, b.size, r.marker_);
     detail::byte_type bt(b.size, opt_.max_int_bytes);  // MPI keeps the type alive while in use
     check(MPI_Isend(b.data, bt.count(), bt.type(), dest, tag, lib_, &r.req_), "MPI_Isend", dest,
           tag);
@@ -485,9 +483,7 @@ class Comm {
     check_peer("sendrecv", "source", source);
     const bytes b = wire(std::span<const V>(out), sbuf_);
     MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};  // the marker, the message
-    if (marked(b.size))
-      check(MPI_Isend(nullptr, 0, MPI_BYTE, dest, tag, lib_, &req[0]), "MPI_Isend (marker)", dest,
-            tag);
+    post_marker(dest, tag, b.size, req[0]);
     {
       detail::byte_type bt(b.size, opt_.max_int_bytes);
       check(MPI_Isend(b.data, bt.count(), bt.type(), dest, tag, lib_, &req[1]), "MPI_Isend", dest,
@@ -763,6 +759,13 @@ class Comm {
   // Whether a message of n bytes goes after a marker: with small messages on,
   // every message that is not small (empty, or longer than the bounce buffer).
   bool marked(std::size_t n) const { return !bounce_.empty() && (n == 0 || n > bounce_.size()); }
+
+  // Starts the marker of a message of n bytes into req, if it needs one.
+  void post_marker(int dest, int tag, std::size_t n, MPI_Request& req) {
+    if (marked(n))
+      check(MPI_Isend(nullptr, 0, MPI_BYTE, dest, tag, lib_, &req), "MPI_Isend (marker)", dest,
+            tag);
+  }
 
   // A message of n bytes, after its marker if it needs one.
   void send_bytes(int dest, int tag, const void* p, std::size_t n) {
