@@ -28,9 +28,10 @@
 // without it (model::Counting, a user's) gets the blocking sends, in the same
 // order: the algorithms are the same, only the overlap is lost.
 
-#include <array>
 #include <concepts>
 #include <cstddef>
+#include <memory>
+#include <new>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -51,7 +52,10 @@ concept NonblockingTransport = Transport<C> && std::movable<typename C::request>
 namespace detail {
 
 // Pending requests: the first few inline (no allocation for a tree's fan-out),
-// the rest in a vector (a pipeline's many segments).
+// the rest in a vector (a pipeline's many segments). The inline slots are
+// raw storage: a request is built in place from isend's result and destroyed
+// after its wait, so a batch of one send constructs, moves and destroys one
+// request, not eight.
 template <class C, class T, bool = NonblockingTransport<C, T>>
 class request_store {
  public:
@@ -63,24 +67,37 @@ template <class C, class T>
 class request_store<C, T, true> {
  public:
   using request = typename C::request;
+  request_store() = default;
+  request_store(const request_store&) = delete;
+  request_store& operator=(const request_store&) = delete;
+  ~request_store() { clear_inline(); }  // pending requests (an exception) abandon their sends
+
   void reserve(std::size_t n) {
-    if (n > inline_.size()) overflow_.reserve(n - inline_.size());
+    if (n > capacity) overflow_.reserve(n - capacity);
   }
   void push(int peer, int tag, std::span<const T> data, C& c) {
-    if (n_ < inline_.size())
-      inline_[n_++] = c.isend(peer, tag, data);
-    else
+    if (n_ < capacity) {
+      ::new (static_cast<void*>(slots_ + n_ * sizeof(request))) request(c.isend(peer, tag, data));
+      ++n_;
+    } else {
       overflow_.push_back(c.isend(peer, tag, data));
+    }
   }
   void wait(C& c) {
-    if (n_ != 0) c.wait_all(std::span<request>(inline_.data(), n_));
-    n_ = 0;
+    if (n_ != 0) c.wait_all(std::span<request>(inline_requests(), n_));
+    clear_inline();
     if (!overflow_.empty()) c.wait_all(std::span<request>(overflow_));
     overflow_.clear();
   }
 
  private:
-  std::array<request, 8> inline_{};
+  static constexpr std::size_t capacity = 8;
+  request* inline_requests() { return std::launder(reinterpret_cast<request*>(slots_)); }
+  void clear_inline() noexcept {
+    std::destroy_n(inline_requests(), n_);
+    n_ = 0;
+  }
+  alignas(request) std::byte slots_[capacity * sizeof(request)];
   std::size_t n_ = 0;
   std::vector<request> overflow_;
 };

@@ -175,10 +175,22 @@ class byte_type {
  public:
   // For n <= max: MPI_BYTE, count n. Otherwise one element of a derived type.
   byte_type(std::size_t n, std::size_t max) {
-    if (n <= max) {
+    if (n <= max) [[likely]]
       count_ = static_cast<int>(n);
-      return;
-    }
+    else
+      derive(n, max);
+  }
+  byte_type(const byte_type&) = delete;
+  byte_type& operator=(const byte_type&) = delete;
+  ~byte_type() {
+    if (owned_) MPI_Type_free(&type_);
+  }
+  MPI_Datatype type() const { return type_; }
+  int count() const { return count_; }
+
+ private:
+  // One element of a derived type of n bytes, built from blocks of at most max.
+  [[gnu::noinline]] void derive(std::size_t n, std::size_t max) {
     // block * q + rem = n with q <= INT_MAX
     std::size_t block = max;
     const auto int_max = static_cast<std::size_t>(INT_MAX);
@@ -202,15 +214,6 @@ class byte_type {
     count_ = 1;
     check(MPI_Type_commit(&type_), "MPI_Type_commit");
   }
-  byte_type(const byte_type&) = delete;
-  byte_type& operator=(const byte_type&) = delete;
-  ~byte_type() {
-    if (owned_) MPI_Type_free(&type_);
-  }
-  MPI_Datatype type() const { return type_; }
-  int count() const { return count_; }
-
- private:
   void check(int rc, const char* call) {
     if (rc == MPI_SUCCESS) return;
     if (owned_) MPI_Type_free(&type_);
@@ -742,8 +745,14 @@ class Comm {
     }
   }
 
+  // The error paths are out of line, so that the calls on every message's
+  // path cost a compare and a branch.
   void check(int rc, const char* call, int peer, int tag) const {
-    if (rc == MPI_SUCCESS) return;
+    if (rc != MPI_SUCCESS) [[unlikely]]
+      failed(rc, call, peer, tag);
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void failed(int rc, const char* call, int peer,
+                                                     int tag) const {
     throw error(topocoll::detail::concat("topocoll::mpi: ", call, " on rank ", rank_, " of ", size_,
                                          " (peer ", peer, ", tag ", tag,
                                          ") failed: ", detail::error_string(rc)),
@@ -751,9 +760,13 @@ class Comm {
   }
 
   void check_peer(const char* op, const char* what, int peer) const {
-    if (peer < 0 || peer >= size_)
-      topocoll::detail::invalid(std::string("mpi::Comm::") + op, rank_, size_, what, " ", peer,
-                                " is outside [0, ", size_, ")");
+    if (peer < 0 || peer >= size_) [[unlikely]]
+      outside(op, what, peer);
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void outside(const char* op, const char* what,
+                                                      int peer) const {
+    topocoll::detail::invalid(std::string("mpi::Comm::") + op, rank_, size_, what, " ", peer,
+                              " is outside [0, ", size_, ")");
   }
 
   // Whether a message of n bytes goes after a marker: with small messages on,
@@ -807,7 +820,11 @@ class Comm {
     return message_size(st, source, tag);
   }
 
+  // MPI_Get_count is the cheap call; it gives MPI_UNDEFINED beyond INT_MAX bytes.
   std::size_t message_size(const MPI_Status& st, int source, int tag) {
+    int count = MPI_UNDEFINED;
+    check(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count", source, tag);
+    if (count != MPI_UNDEFINED) return static_cast<std::size_t>(count);
     MPI_Count n = 0;
     check(MPI_Get_elements_x(&st, MPI_BYTE, &n), "MPI_Get_elements_x", source, tag);
     return static_cast<std::size_t>(n);
