@@ -32,6 +32,7 @@
 #include <cstddef>
 #include <memory>
 #include <new>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -102,6 +103,18 @@ class request_store<C, T, true> {
   std::vector<request> overflow_;
 };
 
+// How the sends of a batch follow one another.
+enum class sends_follow {
+  // Something runs between them (a pipeline receives its next segment while
+  // the last one travels): each send starts at once.
+  overlapped,
+  // Nothing waits between them (a root feeding its children, a partial's
+  // segments): the last one is held and goes at wait() as a blocking send,
+  // which for a message that fits the eager protocol costs about half of an
+  // MPI_Isend and its MPI_Waitall. The others still start at once.
+  back_to_back,
+};
+
 // A batch of sends of T that run concurrently where the transport allows it:
 //
 //   detail::send_batch<C, T> sb(c);
@@ -111,7 +124,7 @@ class request_store<C, T, true> {
 //
 // The buffers must stay valid until wait() (or the destructor) returns. A
 // batch destroyed with sends pending (an exception) withdraws or completes them
-// (the requests' destructors).
+// (the requests' destructors); a held send is then never started.
 template <Transport C, class T>
 class send_batch {
  public:
@@ -119,20 +132,38 @@ class send_batch {
 
   // expected: how many sends to make room for (a hint; a tree's fan-out needs none).
   explicit send_batch(C& c, std::size_t expected = 0) : c_(c) { reqs_.reserve(expected); }
+  send_batch(C& c, sends_follow f) : c_(c), follow_(f) {}
   send_batch(const send_batch&) = delete;
   send_batch& operator=(const send_batch&) = delete;
 
   void send(int peer, int tag, std::span<const T> data) {
-    if constexpr (nonblocking)
-      reqs_.push(peer, tag, data, c_);
-    else
+    if constexpr (!nonblocking) {
       c_.send(peer, tag, data);
+    } else if (follow_ == sends_follow::overlapped) {
+      reqs_.push(peer, tag, data, c_);
+    } else {
+      if (held_) reqs_.push(held_->peer, held_->tag, held_->data, c_);
+      held_ = held{peer, tag, data};
+    }
   }
 
-  void wait() { reqs_.wait(c_); }
+  void wait() {
+    if (held_) {
+      const held h = *held_;
+      held_.reset();
+      c_.send(h.peer, h.tag, h.data);
+    }
+    reqs_.wait(c_);
+  }
 
  private:
+  struct held {
+    int peer, tag;
+    std::span<const T> data;
+  };
   C& c_;
+  sends_follow follow_ = sends_follow::overlapped;
+  std::optional<held> held_;
   request_store<C, T> reqs_;
 };
 

@@ -120,7 +120,7 @@ constexpr bool xor_on_binary_dims(const layout& l) {
 // (concurrently where the transport allows it).
 template <Topology Topo, Transport C, class T>
 void broadcast_sweep(C& c, const rooted_tree<Topo>& t, std::span<T> buf, int tag) {
-  send_batch<C, T> sends(c);
+  send_batch<C, T> sends(c, sends_follow::back_to_back);
   for_each_link<Topo, sweep::down>(t.l, t.to_virtual(c.rank()), [&](const link& e) {
     const int peer = t.to_real(e.peer);
     if (e.to_child)
@@ -136,7 +136,7 @@ void broadcast_sweep(C& c, const rooted_tree<Topo>& t, std::span<T> buf, int tag
 // contiguous message.
 template <Topology Topo, Transport C, class T, class Blocks>
 void scatter_sweep(C& c, const rooted_tree<Topo>& t, std::span<T> sub, Blocks&& blocks, int tag) {
-  send_batch<C, T> sends(c);
+  send_batch<C, T> sends(c, sends_follow::back_to_back);
   for_each_link<Topo, sweep::down>(t.l, t.to_virtual(c.rank()), [&](const link& e) {
     if (e.to_child)
       sends.send(t.to_real(e.peer), tag, std::span<const T>(blocks(e.lo, e.hi)));
