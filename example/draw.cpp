@@ -141,7 +141,7 @@ void all_to_all_broadcast_figures() {
                                                 tc::options{.algo = algorithm::recursive_doubling});
               }),
          "recursive doubling all_reduce on 6 ranks", 4, each_m);
-  expect(draw("scan_hypercube", "scan, Hypercube<3> (PREFIX_SUMS_HCUBE)", 8,
+  expect(draw("scan_hypercube", "scan, Hypercube<3> (PREFIX_SUMS_HCUBE, last step one way)", 8,
               [](auto& c) {
                 std::vector<int> in(m, 1), out(m);
                 tc::scan<tc::Hypercube<3>>(c, std::span<const int>(in), std::span<int>(out),

@@ -153,8 +153,10 @@ struct dim_step<dim_kind::binary> {
   }
   // Algorithm 4.7, one dimension: swap halves with the partner.
   static constexpr exchange at(int /*radix*/, int k, int /*i*/) { return {1 - k, 1 - k, k, 1 - k}; }
-  // PREFIX_SUMS_HCUBE exchanges in every dimension, the last one too.
-  static constexpr scan_tail last_scan_dimension = scan_tail::exchange;
+  // PREFIX_SUMS_HCUBE's last exchange only completes msg, which a scan does
+  // not return: there the upper rank of each pair receives and the lower one
+  // only sends (half the messages of that step, in the same time).
+  static constexpr scan_tail last_scan_dimension = scan_tail::prune;
   static constexpr bool fold_reorders = false;
   static constexpr bool chain = false;  // not a chain: no pipeline along it
   // the personalized exchange (above)
