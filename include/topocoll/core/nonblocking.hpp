@@ -108,10 +108,10 @@ enum class sends_follow {
   // Something runs between them (a pipeline receives its next segment while
   // the last one travels): each send starts at once.
   overlapped,
-  // Nothing waits between them (a root feeding its children, a partial's
-  // segments): the last one is held and goes at wait() as a blocking send,
-  // which for a message that fits the eager protocol costs about half of an
-  // MPI_Isend and its MPI_Waitall. The others still start at once.
+  // Nothing waits between them (a tree sweep feeding a rank's children): the
+  // last one is held and goes at wait() as a blocking send, which for a
+  // message that fits the eager protocol costs about half of an MPI_Isend and
+  // its MPI_Waitall. The others still start at once.
   back_to_back,
 };
 
