@@ -102,7 +102,7 @@ std::vector<algorithm> gather_algorithms() {
   return {algorithm::automatic, algorithm::tree};
 }
 // Tree<K> runs recursive doubling and reduce-scatter + all-gather per radix-K
-// digit, so only where every digit group is complete (p a power of K).
+// digit, so only where every digit group is complete (p = r K^j, r <= K).
 template <class Topo>
 std::vector<algorithm> all_reduce_algorithms(int p) {
   if (Topo::kind == dim_kind::knomial && Topo::shape(p).extent != p)
@@ -476,9 +476,10 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(mesh_follows_algorithm_4_6, Cfg, tc_test::Configs)
   }
 }
 
-// Tree<K> on p = K^d: recursive multiplying, per digit j K - 1 messages of
+// Tree<K> on p = r K^j (r <= K, the radix of the last digit: Tree<3> on 2, 3,
+// 6, 9, 18, ...): recursive multiplying, per digit j radix_j - 1 messages of
 // K^j m (a direct exchange with the other digits); all_reduce recursive
-// doubling: K - 1 messages of m per digit. Otherwise gather + broadcast: every
+// doubling: radix_j - 1 messages of m per digit. Otherwise gather + broadcast: every
 // rank but 0 sends once (its subtree, towards 0) and receives the whole p*m once.
 BOOST_AUTO_TEST_CASE_TEMPLATE(tree_multiplies_over_radix_k_digits, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
@@ -560,7 +561,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(bad_arguments_throw_on_every_rank_before_communica
         for (algorithm a : {algorithm::recursive_doubling, algorithm::reduce_scatter_all_gather})
           check.throws<E>([&] { all_reduce<Topo>(comm, in, out, std::plus<>{}, options{a}); },
                           {"all_reduce", who, std::string(to_string(a)), Topo::name(),
-                           "needs p to be a power of K"},
+                           "needs complete digit groups"},
                           "all_reduce on an incomplete tree");
       }
       if (p != 8) {

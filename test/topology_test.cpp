@@ -44,7 +44,14 @@ BOOST_AUTO_TEST_CASE(shapes_have_the_seeds_dimensions) {
   BOOST_TEST(m.dims[1].stride == 3);
   auto t = Tree<3>::shape(10);
   BOOST_TEST(t.ndims == 3);
-  BOOST_TEST(t.extent == 27);
+  BOOST_TEST(t.extent == 18);  // 3 x 3 x 2: the last digit is 0 or 1
+  BOOST_TEST(t.dims[2].radix == 2);
+  // complete digit groups where p = r K^j with r <= K
+  for (int p : {1, 2, 3, 4, 8, 12, 16, 32, 48, 64})
+    BOOST_TEST(Tree<4>::shape(p).extent == p, "Tree<4> on " << p);
+  BOOST_TEST(Tree<4>::shape(5).extent == 8);
+  BOOST_TEST(Tree<4>::shape(17).extent == 32);
+  BOOST_TEST(Tree<2>::shape(6).extent == 8);
   BOOST_TEST(Hypercube<0>::holds(1));
   BOOST_TEST(!Hypercube<3>::holds(6));
 }

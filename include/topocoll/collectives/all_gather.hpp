@@ -12,9 +12,10 @@
 //   Hypercube  Algorithm 4.7: messages m, 2m, 4m, ...; t_s log p + t_w m (p - 1)
 //              (Eq. 4.4); a p that is no power of two folds into 2^floor(log p)
 //              ranks first (one message of m before, one of p m after).
-//   Tree<K>    p = K^d: recursive multiplying, per digit a direct exchange with
-//              the K - 1 other digits (K - 1 messages of K^j m at digit j);
-//              otherwise gather to rank 0 along the k-nomial tree, broadcast.
+//   Tree<K>    p = r K^j, r <= K: recursive multiplying, per digit a direct
+//              exchange with the other digits (K - 1 messages of K^j m at digit
+//              j, r - 1 at the last); otherwise gather to rank 0 along the k-nomial tree,
+//              broadcast.
 // Blocks are received straight into `out`, and the own block is sent straight
 // from `in`: no copy but the own block's into `out`, after its first send.
 // Strings (std::basic_string of a trivially copyable character) are encoded

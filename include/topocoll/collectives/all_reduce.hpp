@@ -22,8 +22,8 @@
 // automatic picks the cheapest under options::cost: t_s + t_w m per message
 // (m sizeof(T) bytes) and t_c m per combine, so recursive doubling's log p
 // combines of the whole message count against the pieces' (p - 1) / p. On
-// Tree<K> the first two run per radix-K digit and need p to be a power of K;
-// otherwise Tree<K> runs the tree.
+// Tree<K> the first two run per digit and need complete digit groups, p = r K^j
+// with r <= K (Tree<K>'s last digit has radix r); otherwise Tree<K> runs the tree.
 // A hypercube p that is no power of two folds into 2^floor(log p) ranks first
 // and unfolds at the end. Every algorithm keeps rank order, so each is
 // available for non-commutative operators too.
@@ -47,7 +47,7 @@ void all_reduce(C& c, In&& input, Out&& output, Op op, const options& opt = {}) 
   if (kernel::tree_only<Topo>(l) && (opt.algo == algorithm::recursive_doubling ||
                                      opt.algo == algorithm::reduce_scatter_all_gather))
     call.reject("algorithm::", to_string(opt.algo), " on ", Topo::name(),
-                " needs p to be a power of K (complete digit groups), got p = ", call.p(),
+                " needs complete digit groups, p = r K^j with r <= K, got p = ", call.p(),
                 " (use algorithm::automatic, algorithm::tree or algorithm::reduce_broadcast)");
   if (call.nothing_to_do(in, out)) return;
   kernel::all_reduce<Topo>(c, l, in, out, op, opt);

@@ -40,9 +40,9 @@
 // active ranks are virtual ranks 0 .. 2^d - 1 in rank order, each standing for
 // a contiguous range of real ranks, so operand order is kept.
 //
-// Tree<K> on p = K^d runs the folds above. With absent ranks (p not a power of
-// K) its digit groups are incomplete; it then gathers / reduces towards rank 0
-// along the k-nomial tree and broadcasts / scatters back (the tree sweep of
+// Tree<K> on p = r K^j (r <= K, the radix of its last digit) runs the folds
+// above. With absent ranks (any other p) its digit groups are incomplete; it then gathers / reduces
+// towards rank 0 along the k-nomial tree and broadcasts / scatters back (the tree sweep of
 // kernels/one_to_all.hpp), which is also algorithm::tree on every topology.
 
 #include <algorithm>

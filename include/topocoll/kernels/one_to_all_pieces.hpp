@@ -12,7 +12,7 @@
 // all_gather_reversed) with their rooted halves (rooted_fold), and the fold of
 // a p that fills no hypercube (with_fold). Which rank holds which piece does
 // not matter, so nothing is rearranged: every message lands where it belongs.
-// Tree<K> on a p that is no power of K has incomplete digit groups; there the
+// Tree<K> on a p that is no r K^j (r <= K) has incomplete digit groups; there the
 // pieces travel over the binary digits of Hypercube<> (the binomial tree's).
 
 #include <algorithm>

@@ -178,14 +178,23 @@ struct Hypercube : detail::xor_or_shift_relabel {
   }
 };
 
-// K-nomial tree (Tree<2>: binomial): ceil(log_K p) dimensions of radix K; any p.
+// K-nomial tree (Tree<2>: binomial): d = ceil(log_K p) dimensions of radix K,
+// the last of radix ceil(p / K^(d-1)), any p. The last digit of a rank is
+// below that radix, so the tree is the k-nomial tree; the layout is the
+// smallest that holds p, and its digit groups are complete wherever p is a
+// multiple of K^(d-1) (p = 2 or 3 under Tree<4>, say), where the folds run.
 template <int K = 2>
 struct Tree : detail::xor_or_shift_relabel, detail::any_p<Tree<K>> {
   static_assert(K >= 2, "Tree<K> needs K >= 2 children per level (Tree<2> is the binomial tree)");
   static_assert(K <= 1024, "Tree<K> supports K <= 1024");
   static constexpr dim_kind kind = dim_kind::knomial;
   static std::string name() { return "Tree<" + std::to_string(K) + ">"; }
-  static constexpr layout shape(int p) { return layout::uniform(p, K, detail::ceil_log(p, K)); }
+  static constexpr layout shape(int p) {
+    const int d = detail::ceil_log(p, K);
+    layout l = layout::uniform(p, K, d - 1);
+    l.push((p + l.extent - 1) / l.extent);
+    return l;
+  }
 };
 
 // A Topology policy as the collectives use it.
