@@ -93,14 +93,21 @@ double ring_tree_time(std::size_t m, int p, const cost_model& cost) {
 // automatic: the pipeline when its time summed over the dimensions of l is
 // less than the tree's (sum of ceil(log2 s_j) steps); only for trivially
 // copyable T. A chain of 2 ties (one message either way) and keeps the tree.
+// A message shorter than two segments of min_segment_bytes travels whole, in
+// s_j - 1 messages to the tree's ceil(log2 s_j) at busy factors >= 1: no
+// pricing needed (the common case of a small broadcast or reduce).
 template <class T>
 bool pipeline_wins(const layout& l, std::size_t m, const cost_model& cost) {
+  if (!std::is_trivially_copyable_v<T>) return false;
+  if (cost.busy_ts >= 1 && cost.busy_tw >= 1 &&
+      m * sizeof(T) / min_segment_bytes(cost.all_busy()) < 2)
+    return false;
   double pipe = 0, tree = 0;
   for (int j = 0; j < l.ndims; ++j) {
     pipe += ring_pipeline_time<T>(m, l.dims[j].radix, cost);
     tree += ring_tree_time<T>(m, l.dims[j].radix, cost);
   }
-  return std::is_trivially_copyable_v<T> && pipe < tree;
+  return pipe < tree;
 }
 // The same on a Ring of p ranks: one dimension.
 template <class T>

@@ -176,7 +176,7 @@ struct dim_step<dim_kind::linear> : mixed_radix {
   static constexpr void edges(const layout& l, int v, int j, F&& f) {
     const auto [s, r, c, base, takes_part] = digit_of(l, v, j);
     if (!takes_part) return;
-    std::array<link, 32> ev{};
+    std::array<link, 32> ev;  // the first n are set: no 640 bytes zeroed per call
     int n = 0;
     for (int lo = 0, hi = r; hi - lo > 1;) {
       const int mid = lo + (hi - lo + 1) / 2;
