@@ -479,8 +479,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(mesh_follows_algorithm_4_6, Cfg, tc_test::Configs)
 // Tree<K> on p = r K^j (r <= K, the radix of the last digit: Tree<3> on 2, 3,
 // 6, 9, 18, ...): recursive multiplying, per digit j radix_j - 1 messages of
 // K^j m (a direct exchange with the other digits); all_reduce recursive
-// doubling: radix_j - 1 messages of m per digit. Otherwise gather + broadcast: every
-// rank but 0 sends once (its subtree, towards 0) and receives the whole p*m once.
+// doubling: radix_j - 1 messages of m per digit. Otherwise gather + broadcast:
+// every rank but 0 sends once (its subtree, towards 0) and receives the whole
+// p*m once.
 BOOST_AUTO_TEST_CASE_TEMPLATE(tree_multiplies_over_radix_k_digits, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
   if constexpr (Topo::kind == dim_kind::knomial) {

@@ -14,8 +14,8 @@
 //              ranks first (one message of m before, one of p m after).
 //   Tree<K>    p = r K^j, r <= K: recursive multiplying, per digit a direct
 //              exchange with the other digits (K - 1 messages of K^j m at digit
-//              j, r - 1 at the last); otherwise gather to rank 0 along the k-nomial tree,
-//              broadcast.
+//              j, r - 1 at the last); otherwise gather to rank 0 along the
+//              k-nomial tree, broadcast.
 // Blocks are received straight into `out`, and the own block is sent straight
 // from `in`: no copy but the own block's into `out`, after its first send.
 // Strings (std::basic_string of a trivially copyable character) are encoded

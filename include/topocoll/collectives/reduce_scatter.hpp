@@ -15,8 +15,9 @@
 //              reduction per dimension, with the consolidated message.
 //   Hypercube  Algorithm 4.8: messages p m / 2, p m / 4, ..., m; a p that is no
 //              power of two folds into 2^floor(log p) ranks first.
-//   Tree<K>    p = r K^j, r <= K: the reverse of all_gather's recursive multiplying;
-//              otherwise reduce to rank 0 along the k-nomial tree, scatter.
+//   Tree<K>    p = r K^j, r <= K: the reverse of all_gather's recursive
+//              multiplying; otherwise reduce to rank 0 along the k-nomial
+//              tree, scatter.
 // With a non-commutative operator the dimensions are walked low to high, so
 // every partial covers a contiguous range of ranks, with the blocks laid out
 // digit-reversed (kernels/all_to_all_broadcast.hpp).

@@ -41,9 +41,10 @@
 // a contiguous range of real ranks, so operand order is kept.
 //
 // Tree<K> on p = r K^j (r <= K, the radix of its last digit) runs the folds
-// above. With absent ranks (any other p) its digit groups are incomplete; it then gathers / reduces
-// towards rank 0 along the k-nomial tree and broadcasts / scatters back (the tree sweep of
-// kernels/one_to_all.hpp), which is also algorithm::tree on every topology.
+// above. With absent ranks (any other p) its digit groups are incomplete; it
+// then gathers / reduces towards rank 0 along the k-nomial tree and broadcasts
+// / scatters back (the tree sweep of kernels/one_to_all.hpp), which is also
+// algorithm::tree on every topology.
 
 #include <algorithm>
 #include <array>
