@@ -5,7 +5,9 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cstdint>
+#include <fstream>
 #include <span>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -68,6 +70,59 @@ BOOST_AUTO_TEST_CASE(release_workspace_frees_idle_blocks_only) {
   detail::scratch<int> again(1 << 20);
   BOOST_TEST(again.data() != live.data());
   BOOST_TEST(again.span()[0] == static_cast<int>(0xA5A5A5A5u));
+}
+
+namespace {
+
+// The kernel's transparent huge page mode ("always", "madvise" or "never"),
+// empty where there is none.
+std::string thp_mode() {
+  std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string line;
+  std::getline(f, line);
+  const auto a = line.find('['), b = line.find(']');
+  return a == std::string::npos || b == std::string::npos ? "" : line.substr(a + 1, b - a - 1);
+}
+
+// AnonHugePages (kB) of the mapping of this process that holds p.
+long huge_kb_at(const void* p) {
+  std::ifstream f("/proc/self/smaps");
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  bool inside = false;
+  for (std::string line; std::getline(f, line);) {
+    std::uintptr_t lo = 0, hi = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> lo >> dash >> hi && dash == '-') {
+      inside = lo <= at && at < hi;
+    } else if (inside && line.rfind("AnonHugePages:", 0) == 0) {
+      return std::stol(line.substr(14));
+    }
+  }
+  return -1;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(resize_fresh_keeps_the_elements_and_faults_large_blocks_in_huge_pages) {
+  std::vector<double> v{1.0, 2.0, 3.0};
+  const std::size_t n = std::size_t{12} << 20 >> 3;  // 12 MiB
+  detail::resize_fresh(v, n);
+  BOOST_TEST_REQUIRE(v.size() == n);
+  BOOST_TEST(v[0] == 1.0);
+  BOOST_TEST(v[2] == 3.0);
+  BOOST_TEST(v[3] == 0.0);
+  BOOST_TEST(v[n - 1] == 0.0);
+  const std::string mode = thp_mode();
+  BOOST_TEST_MESSAGE("transparent huge pages: " << (mode.empty() ? "none" : mode));
+  if (mode == "always" || mode == "madvise") {
+    // 12 MiB hold at least five whole 2 MiB pages, all advised and touched.
+    BOOST_TEST(huge_kb_at(v.data() + n / 2) >= 2048);
+  }
+  std::vector<int> small(10, 7);
+  detail::resize_fresh(small, 20);
+  BOOST_TEST(small[9] == 7);
+  BOOST_TEST(small[19] == 0);
 }
 
 namespace {

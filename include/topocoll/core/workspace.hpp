@@ -8,8 +8,9 @@
 // calling thread (an MPI process, or one loopback rank): blocks that keep their capacity from one
 // collective to the next. A reduce_scatter of 1 MiB blocks on 4 ranks needs 6 MiB of work space;
 // fresh pages for it cost about 1 ms/MiB on a VM, as much as the collective itself, and zeroing
-// them costs another pass over memory. The elements are NOT initialised: every
-// algorithm writes a work buffer before it reads it. (Tests build with
+// them costs another pass over memory. A large block is faulted in 2 MiB pages where the kernel
+// allows it (core/pages.hpp), which makes even its first call cheaper. The elements are NOT
+// initialised: every algorithm writes a work buffer before it reads it. (Tests build with
 // TOPOCOLL_POISON_SCRATCH, which fills every block with 0xA5 bytes, so that an
 // algorithm that reads what it did not write gets a wrong answer, not the
 // zero it happened to find.)
@@ -29,6 +30,7 @@
 #include <vector>
 
 #include "inert.hpp"
+#include "pages.hpp"
 
 namespace topocoll {
 
@@ -64,6 +66,7 @@ class workspace_pool {
       b.capacity = 0;
       b.data.reset(static_cast<std::byte*>(::operator new (n, std::align_val_t{64})));
       b.capacity = n;
+      if (wants_huge_pages(n)) advise_huge_pages(b.data.get(), n);
     }
     b.in_use = true;
 #ifdef TOPOCOLL_POISON_SCRATCH

@@ -29,6 +29,7 @@
 #include "../core/errors.hpp"
 #include "../core/nonblocking.hpp"
 #include "../core/options.hpp"
+#include "../core/pages.hpp"
 #include "../core/tags.hpp"
 #include "../core/workspace.hpp"
 #include "../topology/topology.hpp"
@@ -132,7 +133,7 @@ void direct_v_counted(C& c, const counted<const T>& send, all_to_all_v_result<T>
     c.recv(from, tag::all_to_all_v_counts, std::span(r.counts).subspan(to_size(from), 1));
   }
   displacements(r.counts, d.recv);
-  r.data.resize(d.recv[P]);
+  resize_fresh(r.data, d.recv[P]);
   const displaced<T> dst{std::span<T>(r.data), d.recv};
   copy_to(src.block(to_size(v)), dst.block(to_size(v)));
   for (int j = 1; j < p; ++j) {
@@ -380,7 +381,7 @@ void exchange_counts_then_data(C& c, const layout& l, const counted<const T>& se
   for (std::size_t i = 0; i < P; ++i) r.counts[i] = b.all[K * i];
   displacements(send.counts, b.displ.send);
   displacements(r.counts, b.displ.recv);
-  r.data.resize(b.displ.recv[P]);
+  resize_fresh(r.data, b.displ.recv[P]);
   algorithm algo = opt.algo;
   if (algo == algorithm::automatic)
     algo = agree ? choose_v_agreed<T>(l.p, b.all, b.displ.recv[P], b.mine, exchange, opt.cost)
