@@ -23,7 +23,8 @@ BOOST_AUTO_TEST_CASE(calibration_is_the_same_on_every_rank) {
   tc_test::Runner::sweep<tc::Ring>(
       [](int p, auto on_ranks) {
         on_ranks([&](auto& comm, Check& check) {
-          const tc::model::calibration cal = tc::model::calibrate(comm, {8, 1u << 15, 5});
+          const tc::model::calibration cal =
+              tc::model::calibrate(comm, {8, 1u << 15, 5, 1u << 20, {64u << 10, 256u << 10}});
           const tc::cost_model& cm = cal.cost;
           if (p == 1) {
             check.expect(cal.ping_pong.empty() && cm.ts_us == tc::cost_model{}.ts_us &&
@@ -45,8 +46,20 @@ BOOST_AUTO_TEST_CASE(calibration_is_the_same_on_every_rank) {
           }
           check.equal(sizes, std::vector<std::size_t>{8, 32, 128, 512, 2048, 8192, 32768},
                       "ping-pong sizes");
-          const std::vector<double> mine{cm.ts_us, cm.tw_us_per_byte, cm.busy_ts, cm.busy_tw,
-                                         cm.tc_us_per_byte};
+          sizes.clear();
+          for (const auto& q : cal.segments) {
+            sizes.push_back(q.segment_bytes);
+            check.expect(q.us > 0, "reduce in segments of ", q.segment_bytes, " B took ", q.us);
+          }
+          check.equal(sizes, std::vector<std::size_t>{0, 64u << 10, 256u << 10},
+                      "segment sizes tried");
+          check.expect(
+              cm.segment_bytes == tc::model::detail_calibrate::fastest_segment(cal.segments),
+              "rank ", comm.rank(), ": segment_bytes ", cm.segment_bytes,
+              " is not the fastest of the times");
+          const std::vector<double> mine{cm.ts_us,          cm.tw_us_per_byte,
+                                         cm.busy_ts,        cm.busy_tw,
+                                         cm.tc_us_per_byte, static_cast<double>(cm.segment_bytes)};
           const std::size_t n = mine.size();
           std::vector<double> all(n * static_cast<std::size_t>(p));
           tc::all_gather<tc::Ring>(comm, std::span<const double>(mine), std::span<double>(all));
@@ -56,6 +69,19 @@ BOOST_AUTO_TEST_CASE(calibration_is_the_same_on_every_rank) {
         });
       },
       {1, 2, 3, 4});
+}
+
+// segment_bytes: the candidate that beat the whole partials by more than 3 %.
+BOOST_AUTO_TEST_CASE(the_segment_size_is_the_fastest_that_beats_whole_partials_by_3_percent) {
+  using seg = tc::model::calibration::segment_time;
+  const auto pick = [](std::vector<seg> v) {
+    return tc::model::detail_calibrate::fastest_segment(v);
+  };
+  BOOST_TEST(pick({{0, 100.0}, {1, 90.0}, {2, 95.0}}) == 1u);
+  BOOST_TEST(pick({{0, 100.0}, {1, 95.0}, {2, 90.0}}) == 2u);
+  BOOST_TEST(pick({{0, 100.0}, {1, 98.0}, {2, 99.0}}) == 0u);  // within 3 %: whole
+  BOOST_TEST(pick({{0, 100.0}, {1, 120.0}, {2, 101.0}}) == 0u);
+  BOOST_TEST(pick({}) == 0u);  // nothing measured (segment_probe_bytes = 0)
 }
 
 BOOST_AUTO_TEST_CASE(the_fit_recovers_a_line_and_weighs_sizes_alike) {

@@ -64,9 +64,11 @@ struct cost_model {
   double busy_ts = 1.0;          // t_s's factor when every rank communicates
   double busy_tw = 1.0;          // t_w's factor when every rank communicates
   // A tree reduction's partial of at least twice this size travels in
-  // segments of about this size, each combined as it arrives (0: whole, the
-  // default: 64 KiB segments measured 1.2-1.5x slower from 256 KiB to 4 MiB at
-  // p = 2 and 4, benchmark/README.md).
+  // segments of about this size, each combined as it arrives while it is
+  // still in cache (0: whole, the default). Each segment costs a start-up: on
+  // Open MPI's shared memory, 32-64 KiB segments made a 1 MiB reduce 1.5-2x
+  // slower at p = 2, while 0.5-1 MiB segments made a 16 MiB one 5-12 %
+  // faster. model::calibrate measures which.
   std::size_t segment_bytes = 0;
   // The operator's cost: combining n bytes of partial into an accumulator
   // takes tc_us_per_byte * n (the default is std::plus on doubles, about

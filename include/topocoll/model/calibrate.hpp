@@ -5,7 +5,7 @@
 //   const model::calibration cal = model::calibrate(c);   // every rank calls it
 //   all_reduce<Ring>(c, in, out, std::plus<>{}, options{.cost = cal.cost});
 //
-// Four measurements, each the median of `reps` timed repetitions:
+// Five measurements, each the median of `reps` timed repetitions:
 //   - ping-pong between ranks 0 and 1 at sizes 8 B, 32 B, ... up to max_bytes, the
 //     others waiting: t_s and t_w are the least-squares fit of t_s + t_w n to
 //     the one-way times, in relative error, so that the small sizes count as
@@ -17,6 +17,13 @@
 //   - std::plus on two operands of max_bytes / 2 doubles, every rank at once:
 //     t_c, the operator's cost per byte. model::measure_combine(op, sample)
 //     measures a given operator the same way, for a model of its own.
+//   - a reduce of segment_probe_bytes of doubles to rank 0 on Tree<2>, every
+//     rank taking part, with the partials sent whole and in segments of each
+//     candidate size, in turn: segment_bytes is the candidate that beat the
+//     whole partials by more than 3 %, else 0 (whole). Segments keep what the
+//     receiver combines in cache, and each costs a message start-up; which
+//     wins depends on the transport's protocol and the caches, so it is
+//     measured, not derived.
 // Rank 0's figures are broadcast, so every rank returns the same model: the
 // automatic choices made from it agree, as they must. calibrate is a
 // collective call; on one rank there is nothing to measure and it returns the
@@ -36,6 +43,7 @@
 
 #include "../collectives/all_reduce.hpp"
 #include "../collectives/broadcast.hpp"
+#include "../collectives/reduce.hpp"
 #include "../core/concepts.hpp"
 #include "../core/elementwise.hpp"
 #include "../core/ops.hpp"
@@ -45,9 +53,11 @@
 namespace topocoll::model {
 
 struct calibration_settings {
-  std::size_t small_bytes = 8;       // the start-up probe of the exchanges
-  std::size_t max_bytes = 1u << 20;  // the largest ping-pong, the bandwidth probe
-  int reps = 15;                     // timed repetitions per figure (median)
+  std::size_t small_bytes = 8;                 // the start-up probe of the exchanges
+  std::size_t max_bytes = 1u << 20;            // the largest ping-pong, the bandwidth probe
+  int reps = 15;                               // timed repetitions per figure (median)
+  std::size_t segment_probe_bytes = 16u << 20;  // the reduce that picks segment_bytes (0: none)
+  std::array<std::size_t, 2> segment_candidates{1u << 20, 2u << 20};
 };
 
 struct calibration {
@@ -60,6 +70,11 @@ struct calibration {
   double lone_small_us = 0, lone_large_us = 0;  // one pair's exchange
   double busy_small_us = 0, busy_large_us = 0;  // every pair's at once (slowest rank)
   double combine_us = 0;  // t_c max_bytes: std::plus on doubles, every rank at once
+  struct segment_time {
+    std::size_t segment_bytes;  // 0: the partials whole
+    double us;                  // the reduce of segment_probe_bytes, slowest rank
+  };
+  std::vector<segment_time> segments;  // what segment_bytes was picked from
 };
 
 // The time per byte of dst[i] = op(lo[i], hi[i]) with lo and hi the two
@@ -135,6 +150,16 @@ double ping_pong(C& c, std::vector<unsigned char>& buf, std::size_t n, int reps)
   return median(t);
 }
 
+// The slowest rank's time since t0 divided by k, on every rank.
+template <Transport C>
+double slowest_since(C& c, clock::time_point t0, int k) {
+  const std::array<double, 1> mine{
+      std::chrono::duration<double, std::micro>(clock::now() - t0).count() / k};
+  std::array<double, 1> slowest{};
+  all_reduce<Tree<2>>(c, std::span<const double>(mine), std::span<double>(slowest), ops::max{});
+  return slowest[0];
+}
+
 // An exchange of n bytes between the pairs (2i, 2i + 1), i < pairs, the other
 // ranks idle: the slowest rank's time per exchange, median over reps, on
 // every rank.
@@ -149,13 +174,46 @@ double exchange(C& c, std::vector<unsigned char>& buf, std::size_t n, int pairs,
     for (int j = 0; in && j < k; ++j)
       c.sendrecv(partner, std::span<const unsigned char>(buf.data(), n), partner,
                  std::span<unsigned char>(buf.data() + n, n), tag);
-    const std::array<double, 1> mine{
-        std::chrono::duration<double, std::micro>(clock::now() - t0).count() / k};
-    std::array<double, 1> slowest{};
-    all_reduce<Tree<2>>(c, std::span<const double>(mine), std::span<double>(slowest), ops::max{});
-    if (i >= 0) t.push_back(slowest[0]);
+    const double us = slowest_since(c, t0, k);
+    if (i >= 0) t.push_back(us);
   }
   return median(t);
+}
+
+// A Tree<2> reduce of s.segment_probe_bytes of doubles to rank 0, its partials
+// whole and in segments of each candidate size, the variants in turn in every
+// repetition (so that they share the machine's moods): the slowest rank's
+// median time of each, on every rank. [0] is whole.
+template <Transport C>
+std::vector<calibration::segment_time> reduce_segments(C& c, const calibration_settings& s) {
+  const std::vector<double> in(s.segment_probe_bytes / sizeof(double), 1.0);
+  std::vector<double> out(in.size());
+  std::vector<calibration::segment_time> v{{0, 0.0}};
+  for (std::size_t bytes : s.segment_candidates) v.push_back({bytes, 0.0});
+  std::vector<std::vector<double>> t(v.size());
+  for (int i = -1; i < s.reps; ++i) {
+    for (std::size_t k = 0; k < v.size(); ++k) {
+      options o{algorithm::tree};
+      o.cost.segment_bytes = v[k].segment_bytes;
+      barrier(c);
+      const auto t0 = clock::now();
+      reduce<Tree<2>>(c, std::span<const double>(in), std::span<double>(out), std::plus<>{}, 0, o);
+      const double us = slowest_since(c, t0, 1);
+      if (i >= 0) t[k].push_back(us);
+    }
+  }
+  for (std::size_t k = 0; k < v.size(); ++k) v[k].us = median(t[k]);
+  return v;
+}
+
+// The candidate that beat the whole partials ([0]) by more than 3 %, the
+// fastest if several did; 0 if none.
+inline std::size_t fastest_segment(const std::vector<calibration::segment_time>& v) {
+  std::size_t best = 0;
+  double best_us = v.empty() ? 0.0 : v[0].us / 1.03;
+  for (std::size_t k = 1; k < v.size(); ++k)
+    if (v[k].us < best_us) best = v[k].segment_bytes, best_us = v[k].us;
+  return best;
 }
 
 // t_s + t_w n fitted to the points, minimizing the squared relative error:
@@ -195,6 +253,7 @@ calibration calibrate(C& c, const calibration_settings& s = {}) {
   const std::vector<double> ones(s.max_bytes / sizeof(double), 1.0);
   dc::barrier(c);
   const double tc = measure_combine(std::plus<>{}, std::span<const double>(ones), s.reps);
+  if (s.segment_probe_bytes > 0) cal.segments = dc::reduce_segments(c, s);
   cal.cost = dc::fit(cal.ping_pong);
   cal.cost.busy_ts = std::max(1.0, cal.busy_small_us / std::max(cal.lone_small_us, 1e-9));
   cal.cost.busy_tw = std::max(1.0, (cal.busy_large_us - cal.busy_small_us) /
@@ -206,6 +265,7 @@ calibration calibrate(C& c, const calibration_settings& s = {}) {
   broadcast<Tree<2>>(c, std::span<double>(fig), 0);
   cal.cost = {fig[0], fig[1], fig[2], fig[3]};
   cal.cost.tc_us_per_byte = fig[4];
+  cal.cost.segment_bytes = dc::fastest_segment(cal.segments);  // the same times on every rank
   cal.combine_us = fig[4] * static_cast<double>(ones.size() * sizeof(double));
   for (std::size_t i = 0; i < cal.ping_pong.size(); ++i) cal.ping_pong[i].one_way_us = fig[5 + i];
   return cal;
