@@ -53,9 +53,9 @@
 namespace topocoll::model {
 
 struct calibration_settings {
-  std::size_t small_bytes = 8;                 // the start-up probe of the exchanges
-  std::size_t max_bytes = 1u << 20;            // the largest ping-pong, the bandwidth probe
-  int reps = 15;                               // timed repetitions per figure (median)
+  std::size_t small_bytes = 8;                  // the start-up probe of the exchanges
+  std::size_t max_bytes = 1u << 20;             // the largest ping-pong, the bandwidth probe
+  int reps = 15;                                // timed repetitions per figure (median)
   std::size_t segment_probe_bytes = 16u << 20;  // the reduce that picks segment_bytes (0: none)
   std::array<std::size_t, 2> segment_candidates{1u << 20, 2u << 20};
 };
@@ -182,8 +182,8 @@ double exchange(C& c, std::vector<unsigned char>& buf, std::size_t n, int pairs,
 
 // A Tree<2> reduce of s.segment_probe_bytes of doubles to rank 0, its partials
 // whole and in segments of each candidate size, the variants in turn in every
-// repetition (so that they share the machine's moods): the slowest rank's
-// median time of each, on every rank. [0] is whole.
+// repetition (so that a drift in the machine's speed reaches all alike): the
+// slowest rank's median time of each, on every rank. [0] is whole.
 template <Transport C>
 std::vector<calibration::segment_time> reduce_segments(C& c, const calibration_settings& s) {
   const std::vector<double> in(s.segment_probe_bytes / sizeof(double), 1.0);
