@@ -35,16 +35,19 @@ struct all_reduce_cost {
 };
 inline all_reduce_cost predict_all_reduce(const layout& vl, std::size_t bytes, bool two_way_rs,
                                           const cost_model& model) {
-  const cost_model cm = model.all_busy();  // every rank exchanges at every step
+  // Every rank exchanges at every step: the busy figures, for messages of
+  // `bytes` (recursive doubling) and of a piece (reduce-scatter + all-gather).
+  const cost_model cm = model.all_busy(bytes),
+                   pc = model.all_busy(bytes / static_cast<std::size_t>(vl.p));
   all_reduce_cost t;
   for (int j = 0; j < vl.ndims; ++j) {
     const int steps = vl.dims[j].radix - 1;
     t.recursive_doubling += steps * cm.message(bytes);
     t.reduce_scatter_all_gather +=
-        steps * cm.ts_us * (two_way_rs && vl.dims[j].radix > 2 ? 3.0 : 2.0);
+        steps * pc.ts_us * (two_way_rs && vl.dims[j].radix > 2 ? 3.0 : 2.0);
   }
   t.reduce_scatter_all_gather +=
-      2.0 * cm.tw_us_per_byte * static_cast<double>(bytes) * (vl.p - 1) / static_cast<double>(vl.p);
+      2.0 * pc.tw_us_per_byte * static_cast<double>(bytes) * (vl.p - 1) / static_cast<double>(vl.p);
   return t;
 }
 

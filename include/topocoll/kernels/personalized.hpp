@@ -360,18 +360,20 @@ void pairwise(C& c, std::span<const T> in, std::span<T> out, std::size_t m, int 
 }
 
 // ---- the choice --------------------------------------------------------------
-// The t_s + t_w * bytes model, summed over the messages one rank sends.
+// The t_s + t_w * bytes model, summed over the messages one rank sends. Every
+// rank exchanges at every step: each message at the model's busy figures.
 template <Topology Topo>
-double store_and_forward_cost(const layout& l, std::size_t block_bytes, const cost_model& cm,
+double store_and_forward_cost(const layout& l, std::size_t block_bytes, const cost_model& model,
                               ring_way way = ring_way::forward) {
   double t = 0;
-  for_each_step<Topo>(
-      l, way, [&](const step& s) { t += cm.message(to_size(s.last - s.first) * block_bytes); });
+  for_each_step<Topo>(l, way, [&](const step& s) {
+    t += model.busy_message(to_size(s.last - s.first) * block_bytes);
+  });
   return t;
 }
 // Blocking rounds: p - 1 messages one after the other.
-inline double pairwise_cost(int p, std::size_t block_bytes, const cost_model& cm) {
-  return (p - 1) * cm.message(block_bytes);
+inline double pairwise_cost(int p, std::size_t block_bytes, const cost_model& model) {
+  return (p - 1) * model.busy_message(block_bytes);
 }
 // With every send posted at once the p - 1 latencies overlap: one start-up on
 // the critical path, plus each message's own software overhead (posting,
@@ -382,7 +384,8 @@ inline double pairwise_cost(int p, std::size_t block_bytes, const cost_model& cm
 // on, for blocks below 100-200 B (p = 14-16) or 400 B (p = 64). Topologies
 // with more store-and-forward steps (Ring, Mesh, Tree<K > 2>) cross later.
 inline constexpr double posted_message_share = 0.25;
-inline double concurrent_pairwise_cost(int p, std::size_t block_bytes, const cost_model& cm) {
+inline double concurrent_pairwise_cost(int p, std::size_t block_bytes, const cost_model& model) {
+  const cost_model cm = model.all_busy(block_bytes);
   return cm.ts_us + (p - 1) * (posted_message_share * cm.ts_us +
                                cm.tw_us_per_byte * static_cast<double>(block_bytes));
 }
@@ -397,10 +400,10 @@ template <Topology Topo>
 algorithm choose(const layout& l, std::size_t block_bytes, const cost_model& model,
                  pairwise_sends sends = pairwise_sends::blocking) {
   if (l.p <= 2) return algorithm::pairwise;
-  const cost_model cm = model.all_busy();  // every rank exchanges at every step
-  const double sf = store_and_forward_cost<Topo>(l, block_bytes, cm);
-  const double pw = sends == pairwise_sends::posted ? concurrent_pairwise_cost(l.p, block_bytes, cm)
-                                                    : pairwise_cost(l.p, block_bytes, cm);
+  const double sf = store_and_forward_cost<Topo>(l, block_bytes, model);
+  const double pw = sends == pairwise_sends::posted
+                        ? concurrent_pairwise_cost(l.p, block_bytes, model)
+                        : pairwise_cost(l.p, block_bytes, model);
   return sf < pw ? algorithm::store_and_forward : algorithm::pairwise;
 }
 

@@ -292,14 +292,15 @@ struct traffic {
 inline algorithm choose_v(int p, const traffic& tr, std::size_t elem_bytes,
                           const cost_model& model) {
   if (p <= 2) return algorithm::pairwise;
-  const cost_model cm = model.all_busy();  // every rank exchanges at every step
+  const cost_model& cm = model;  // every rank exchanges at every step: busy messages
   const std::size_t P = to_size(p);
   const double steps = p - 1;
-  const double direct = steps * cm.message(tr.max_message * elem_bytes);
+  const double direct = steps * cm.busy_message(tr.max_message * elem_bytes);
   const std::size_t s1 = (tr.max_send + P - 1) / P + 1;
   const std::size_t s2 = (tr.max_recv + P - 1) / P + P;
-  const double meta = 2 * steps * cm.message(P * sizeof(std::size_t));
-  const double two = steps * (cm.message(s1 * elem_bytes) + cm.message(s2 * elem_bytes)) + meta;
+  const double meta = 2 * steps * cm.busy_message(P * sizeof(std::size_t));
+  const double two =
+      steps * (cm.busy_message(s1 * elem_bytes) + cm.busy_message(s2 * elem_bytes)) + meta;
   return two < direct ? algorithm::two_stage : algorithm::pairwise;
 }
 

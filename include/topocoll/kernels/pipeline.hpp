@@ -81,7 +81,7 @@ double ring_pipeline_time(std::size_t m, int p, const cost_model& cost) {
   const std::size_t r = ring_segments<T>(m, p, cost);
   const double seg = static_cast<double>((m + r - 1) / r) * sizeof(T);
   return static_cast<double>(p - 2 + static_cast<int>(r)) *
-         cost.all_busy().message(static_cast<std::size_t>(seg));
+         cost.busy_message(static_cast<std::size_t>(seg));
 }
 template <class T>
 double ring_tree_time(std::size_t m, int p, const cost_model& cost) {
@@ -99,7 +99,7 @@ double ring_tree_time(std::size_t m, int p, const cost_model& cost) {
 template <class T>
 bool pipeline_wins(const layout& l, std::size_t m, const cost_model& cost) {
   if (!std::is_trivially_copyable_v<T>) return false;
-  if (cost.busy_ts >= 1 && cost.busy_tw >= 1 &&
+  if (cost.busy_ts >= 1 && cost.busy_ts_short >= 1 && cost.busy_tw >= 1 &&
       m * sizeof(T) / min_segment_bytes(cost.all_busy()) < 2)
     return false;
   double pipe = 0, tree = 0;

@@ -5,15 +5,23 @@
 //   const model::calibration cal = model::calibrate(c);   // every rank calls it
 //   all_reduce<Ring>(c, in, out, std::plus<>{}, options{.cost = cal.cost});
 //
-// Five measurements, each the median of `reps` timed repetitions:
-//   - ping-pong between ranks 0 and 1 at sizes 8 B, 32 B, ... up to max_bytes, the
-//     others waiting: t_s and t_w are the least-squares fit of t_s + t_w n to
-//     the one-way times, in relative error, so that the small sizes count as
-//     much as the large ones;
-//   - an exchange (sendrecv) of small_bytes and of max_bytes by ranks 0 and 1
-//     alone, and by every pair (2i, 2i + 1) at once: busy_ts and busy_tw are
-//     the all-pairs time over the lone pair's, at the small and at the large
-//     size (at least 1). They are what ranks that share cores pay.
+// Four measurements, each the median of `reps` timed repetitions:
+//   - ping-pong between ranks 0 and 1 at sizes 8 B, 16 B, 32 B, ... up to
+//     max_bytes, the others waiting: t_s and t_w are the least-squares fit of
+//     t_s + t_w n to the one-way times, in relative error, so that the small
+//     sizes count as much as the large ones;
+//   - a ring shift at the same sizes, every rank sending to rank + 1 and
+//     receiving from rank - 1 at once, as in a fold's step: the busy figures.
+//     Each size's shift over its one-way time is its busy ratio. Where ranks
+//     share cores the ratio jumps at a protocol's limit: 4 ranks on 2 cores
+//     over Open MPI's shared memory had 1.0-1.1 up to 256 B (inline sends)
+//     and 2-2.5 from 512 B on. The sizes from 8 B up whose ratio stays within
+//     1.5x of the smallest sizes' (the median of the first three) are short,
+//     when a longer size's is not: short_bytes is the longest of them and
+//     busy_ts_short their median ratio. busy_ts and busy_tw are the fit of the
+//     other sizes' shifts over t_s and t_w (all sizes' where none is short).
+//     Each is at least 1. Where each rank has a core, a shift costs about
+//     one message: the seeds' full-duplex links.
 //   - std::plus on two operands of max_bytes / 2 doubles, every rank at once:
 //     t_c, the operator's cost per byte. model::measure_combine(op, sample)
 //     measures a given operator the same way, for a model of its own.
@@ -53,23 +61,21 @@
 namespace topocoll::model {
 
 struct calibration_settings {
-  std::size_t small_bytes = 8;                  // the start-up probe of the exchanges
-  std::size_t max_bytes = 1u << 20;             // the largest ping-pong, the bandwidth probe
+  std::size_t max_bytes = 1u << 20;             // the largest ping-pong and shift
   int reps = 15;                                // timed repetitions per figure (median)
   std::size_t segment_probe_bytes = 16u << 20;  // the reduce that picks segment_bytes (0: none)
   std::array<std::size_t, 2> segment_candidates{1u << 20, 2u << 20};
 };
 
 struct calibration {
-  cost_model cost;  // t_s, t_w, busy_ts, busy_tw, t_c
+  cost_model cost;  // every figure of the model
   struct point {
     std::size_t bytes;
     double one_way_us;
   };
-  std::vector<point> ping_pong;                 // what t_s and t_w were fitted to
-  double lone_small_us = 0, lone_large_us = 0;  // one pair's exchange
-  double busy_small_us = 0, busy_large_us = 0;  // every pair's at once (slowest rank)
-  double combine_us = 0;  // t_c max_bytes: std::plus on doubles, every rank at once
+  std::vector<point> ping_pong;  // what t_s and t_w were fitted to (rank 0's)
+  std::vector<point> shift;      // the ring shift (slowest rank): the busy figures'
+  double combine_us = 0;         // t_c max_bytes: std::plus on doubles, every rank at once
   struct segment_time {
     std::size_t segment_bytes;  // 0: the partials whole
     double us;                  // the reduce of segment_probe_bytes, slowest rank
@@ -160,19 +166,18 @@ double slowest_since(C& c, clock::time_point t0, int k) {
   return slowest[0];
 }
 
-// An exchange of n bytes between the pairs (2i, 2i + 1), i < pairs, the other
-// ranks idle: the slowest rank's time per exchange, median over reps, on
+// A ring shift of n bytes, every rank sending to rank + 1 and receiving from
+// rank - 1 at once: the slowest rank's time per shift, median over reps, on
 // every rank.
 template <Transport C>
-double exchange(C& c, std::vector<unsigned char>& buf, std::size_t n, int pairs, int reps) {
-  const int r = c.rank(), partner = r ^ 1, k = batch(n);
-  const bool in = r < 2 * pairs && partner < c.size();
+double shift(C& c, std::vector<unsigned char>& buf, std::size_t n, int reps) {
+  const int r = c.rank(), p = c.size(), k = batch(n);
   std::vector<double> t;
   for (int i = -1; i < reps; ++i) {
     barrier(c);
     const auto t0 = clock::now();
-    for (int j = 0; in && j < k; ++j)
-      c.sendrecv(partner, std::span<const unsigned char>(buf.data(), n), partner,
+    for (int j = 0; j < k; ++j)
+      c.sendrecv((r + 1) % p, std::span<const unsigned char>(buf.data(), n), (r + p - 1) % p,
                  std::span<unsigned char>(buf.data() + n, n), tag);
     const double us = slowest_since(c, t0, k);
     if (i >= 0) t.push_back(us);
@@ -233,6 +238,32 @@ inline cost_model fit(const std::vector<calibration::point>& pts) {
   return cm;
 }
 
+// The busy figures of cm (t_s and t_w fitted to the one-way times) from the
+// ring shifts at the same sizes, as the header says.
+inline void busy_figures(cost_model& cm, const std::vector<calibration::point>& one_way,
+                         const std::vector<calibration::point>& shifts) {
+  const std::size_t n = std::min(one_way.size(), shifts.size());
+  std::vector<double> ratio(n);
+  for (std::size_t i = 0; i < n; ++i)
+    ratio[i] = shifts[i].one_way_us / std::max(one_way[i].one_way_us, 1e-9);
+  const double limit =
+      1.5 * median(std::vector<double>(ratio.begin(), ratio.begin() + std::min<std::size_t>(n, 3)));
+  std::size_t k = 0;  // the short sizes: [0, k)
+  while (k < n && ratio[k] <= limit) ++k;
+  if (k == n) k = 0;  // no step: no short class
+  cm.short_bytes = k == 0 ? 0 : shifts[k - 1].bytes;
+  cm.busy_ts_short = std::max(1.0, median(std::vector<double>(ratio.begin(), ratio.begin() + k)));
+  const std::vector<calibration::point> rest(shifts.begin() + static_cast<std::ptrdiff_t>(k),
+                                             shifts.begin() + static_cast<std::ptrdiff_t>(n));
+  if (rest.size() < 2) {  // nothing to fit a line to: one factor for both
+    cm.busy_ts = cm.busy_tw = std::max(1.0, rest.empty() ? 1.0 : ratio.back());
+    return;
+  }
+  const cost_model busy = fit(rest);
+  cm.busy_ts = std::max(1.0, busy.ts_us / cm.ts_us);
+  cm.busy_tw = std::max(1.0, busy.tw_us_per_byte / cm.tw_us_per_byte);
+}
+
 }  // namespace detail_calibrate
 
 template <Transport C>
@@ -240,34 +271,36 @@ calibration calibrate(C& c, const calibration_settings& s = {}) {
   namespace dc = detail_calibrate;
   calibration cal;
   if (c.size() < 2) return cal;
-  std::vector<unsigned char> buf(2 * std::max(s.max_bytes, s.small_bytes));
-  for (std::size_t n = 8; n <= s.max_bytes; n *= 4) {
+  std::vector<unsigned char> buf(2 * s.max_bytes);
+  for (int i = 0; i < 3; ++i) dc::ping_pong(c, buf, 8, s.reps), dc::shift(c, buf, 8, s.reps);
+  for (std::size_t n = 8; n <= s.max_bytes; n *= 2) {
     dc::barrier(c);
     cal.ping_pong.push_back({n, dc::ping_pong(c, buf, n, s.reps)});
+    cal.shift.push_back({n, dc::shift(c, buf, n, s.reps)});
   }
-  const int pairs = c.size() / 2;
-  cal.lone_small_us = dc::exchange(c, buf, s.small_bytes, 1, s.reps);
-  cal.busy_small_us = dc::exchange(c, buf, s.small_bytes, pairs, s.reps);
-  cal.lone_large_us = dc::exchange(c, buf, s.max_bytes, 1, s.reps);
-  cal.busy_large_us = dc::exchange(c, buf, s.max_bytes, pairs, s.reps);
   const std::vector<double> ones(s.max_bytes / sizeof(double), 1.0);
   dc::barrier(c);
   const double tc = measure_combine(std::plus<>{}, std::span<const double>(ones), s.reps);
   if (s.segment_probe_bytes > 0) cal.segments = dc::reduce_segments(c, s);
   cal.cost = dc::fit(cal.ping_pong);
-  cal.cost.busy_ts = std::max(1.0, cal.busy_small_us / std::max(cal.lone_small_us, 1e-9));
-  cal.cost.busy_tw = std::max(1.0, (cal.busy_large_us - cal.busy_small_us) /
-                                       std::max(cal.lone_large_us - cal.lone_small_us, 1e-9));
+  dc::busy_figures(cal.cost, cal.ping_pong, cal.shift);
   // Rank 0's figures for all: its ping-pong times and its model.
-  std::vector<double> fig{cal.cost.ts_us, cal.cost.tw_us_per_byte, cal.cost.busy_ts,
-                          cal.cost.busy_tw, tc};
+  std::vector<double> fig{cal.cost.ts_us,
+                          cal.cost.tw_us_per_byte,
+                          cal.cost.busy_ts,
+                          cal.cost.busy_tw,
+                          tc,
+                          static_cast<double>(cal.cost.short_bytes),
+                          cal.cost.busy_ts_short};
   for (const auto& q : cal.ping_pong) fig.push_back(q.one_way_us);
   broadcast<Tree<2>>(c, std::span<double>(fig), 0);
   cal.cost = {fig[0], fig[1], fig[2], fig[3]};
   cal.cost.tc_us_per_byte = fig[4];
+  cal.cost.short_bytes = static_cast<std::size_t>(fig[5]);
+  cal.cost.busy_ts_short = fig[6];
   cal.cost.segment_bytes = dc::fastest_segment(cal.segments);  // the same times on every rank
   cal.combine_us = fig[4] * static_cast<double>(ones.size() * sizeof(double));
-  for (std::size_t i = 0; i < cal.ping_pong.size(); ++i) cal.ping_pong[i].one_way_us = fig[5 + i];
+  for (std::size_t i = 0; i < cal.ping_pong.size(); ++i) cal.ping_pong[i].one_way_us = fig[7 + i];
   return cal;
 }
 
