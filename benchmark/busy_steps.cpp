@@ -82,6 +82,18 @@ void one_size(const topocoll::cost_model& cm, std::size_t bytes, int rounds) {
          }
        },
        0.5},
+      {"one way, every pair",
+       [&] {
+         if (x >= p) return;
+         if (r % 2 == 0) {
+           MPI_Send(a.data(), n, MPI_DOUBLE, x, 7, MPI_COMM_WORLD);
+           MPI_Recv(b.data(), n, MPI_DOUBLE, x, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+         } else {
+           MPI_Recv(b.data(), n, MPI_DOUBLE, x, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+           MPI_Send(a.data(), n, MPI_DOUBLE, x, 7, MPI_COMM_WORLD);
+         }
+       },
+       0.5},
       {"exchange, one pair", [&] { r < 2 ? sendrecv(x, x) : void(); }},
       {"exchange, every pair", [&] { x < p ? sendrecv(x, x) : void(); }},
       {"ring shift", [&] { sendrecv((r + 1) % p, (r + p - 1) % p); }},
@@ -92,7 +104,7 @@ void one_size(const topocoll::cost_model& cm, std::size_t bytes, int rounds) {
   std::printf("%7zu B   ", bytes);
   for (const contender& c : cs)
     std::printf(" %8.2f (%4.2fx)", median(c.us), median(c.us) / one_way);
-  std::printf("   model %7.2f, busy %7.2f\n", cm.message(bytes), cm.all_busy().message(bytes));
+  std::printf("   model %7.2f, busy %7.2f\n", cm.message(bytes), cm.busy_message(bytes));
 }
 
 }  // namespace
@@ -115,10 +127,14 @@ int main(int argc, char** argv) {
     cm = topocoll::model::calibrate(comm, s).cost;
   }
   if (r == 0) {
-    std::printf("p = %d; calibrated: t_s %.3g us, t_w %.3g us/B, busy_ts %.3g, busy_tw %.3g\n", p,
-                cm.ts_us, cm.tw_us_per_byte, cm.busy_ts, cm.busy_tw);
+    std::printf(
+        "p = %d; calibrated: t_s %.3g us, t_w %.3g us/B, busy_ts %.3g, busy_tw %.3g, "
+        "duplex_ts %.3g (%.3g up to %zu B), duplex_tw %.3g\n",
+        p, cm.ts_us, cm.tw_us_per_byte, cm.busy_ts, cm.busy_tw, cm.duplex_ts, cm.duplex_ts_short,
+        cm.short_bytes, cm.duplex_tw);
     std::printf("us per message (x one way):\n  size      ");
-    for (const char* h : {"one way", "exchange, one pair", "every pair", "ring shift"})
+    for (const char* h :
+         {"one way", "one way, all pairs", "exchange, one pair", "every pair", "ring shift"})
       std::printf(" %-16s", h);
     std::printf("   the calibrated model\n");
   }

@@ -53,9 +53,17 @@ BOOST_AUTO_TEST_CASE(calibration_is_the_same_on_every_rank) {
             check.expect(q.one_way_us > 0, "ring shift of ", q.bytes, " B took ", q.one_way_us);
           }
           check.equal(sizes, grid, "ring shift sizes");
-          check.expect(cm.busy_ts_short >= 1 && (cm.short_bytes == 0 || cm.short_bytes < 32768),
-                       "rank ", comm.rank(), ": short_bytes ", cm.short_bytes, ", busy_ts_short ",
-                       cm.busy_ts_short);
+          sizes.clear();
+          for (const auto& q : cal.pairs) {
+            sizes.push_back(q.bytes);
+            check.expect(q.one_way_us > 0, "every pair's ping-pong of ", q.bytes, " B took ",
+                         q.one_way_us);
+          }
+          check.equal(sizes, grid, "every pair's ping-pong sizes");
+          check.expect(cm.duplex_ts >= 1 && cm.duplex_tw >= 1 && cm.duplex_ts_short >= 1 &&
+                           cm.short_bytes < 32768,
+                       "rank ", comm.rank(), ": duplex ", cm.duplex_ts, " ", cm.duplex_tw,
+                       ", short_bytes ", cm.short_bytes, " at ", cm.duplex_ts_short);
           sizes.clear();
           for (const auto& q : cal.segments) {
             sizes.push_back(q.segment_bytes);
@@ -67,14 +75,11 @@ BOOST_AUTO_TEST_CASE(calibration_is_the_same_on_every_rank) {
               cm.segment_bytes == tc::model::detail_calibrate::fastest_segment(cal.segments),
               "rank ", comm.rank(), ": segment_bytes ", cm.segment_bytes,
               " is not the fastest of the times");
-          const std::vector<double> mine{cm.ts_us,
-                                         cm.tw_us_per_byte,
-                                         cm.busy_ts,
-                                         cm.busy_tw,
-                                         cm.tc_us_per_byte,
-                                         static_cast<double>(cm.segment_bytes),
-                                         static_cast<double>(cm.short_bytes),
-                                         cm.busy_ts_short};
+          const std::vector<double> mine{
+              cm.ts_us,          cm.tw_us_per_byte, cm.busy_ts,
+              cm.busy_tw,        cm.tc_us_per_byte, static_cast<double>(cm.segment_bytes),
+              cm.duplex_ts,      cm.duplex_tw,      static_cast<double>(cm.short_bytes),
+              cm.duplex_ts_short};
           const std::size_t n = mine.size();
           std::vector<double> all(n * static_cast<std::size_t>(p));
           tc::all_gather<tc::Ring>(comm, std::span<const double>(mine), std::span<double>(all));
@@ -111,36 +116,40 @@ BOOST_AUTO_TEST_CASE(the_fit_recovers_a_line_and_weighs_sizes_alike) {
   BOOST_TEST(tc::model::detail_calibrate::fit(pts).ts_us < 3.5);
 }
 
-// The busy figures from the one-way times and the ring shifts: a step in the
-// busy ratio makes the sizes before it short, and the rest are fitted over
-// t_s and t_w; without a step every size is fitted.
-BOOST_AUTO_TEST_CASE(the_busy_figures_find_the_short_messages_and_fit_the_rest) {
+// The busy and duplex figures: every pair's one way over the lone pair's
+// line, and the ring shift over every pair's one way, where a jump in that
+// ratio makes the sizes before it short and the rest are fitted; without a
+// jump every size is fitted.
+BOOST_AUTO_TEST_CASE(the_duplex_figures_find_the_short_messages_and_fit_the_rest) {
   using pt = tc::model::calibration::point;
-  std::vector<pt> one_way, stepped, flat;
+  std::vector<pt> one_way, pairs, stepped, flat;
   for (std::size_t n = 8; n <= (1u << 20); n *= 2) {
     const double x = static_cast<double>(n), t = 5.0 + 1e-4 * x;
     one_way.push_back({n, t});
-    stepped.push_back({n, n <= 256 ? 1.1 * t : 12.0 + 3e-4 * x});
-    flat.push_back({n, 1.2 * t});
+    pairs.push_back({n, 1.1 * t});
+    stepped.push_back({n, n <= 256 ? 1.2 * 1.1 * t : 12.0 + 3e-4 * x});
+    flat.push_back({n, 1.3 * 1.1 * t});
   }
-  const auto busy = [&](const std::vector<pt>& shift) {
+  const auto model = [&](const std::vector<pt>& shift) {
     tc::cost_model cm = tc::model::detail_calibrate::fit(one_way);
-    tc::model::detail_calibrate::busy_figures(cm, one_way, shift);
+    tc::model::detail_calibrate::busy_figures(cm, pairs, shift);
     return cm;
   };
   const auto tol = boost::test_tools::tolerance(1e-6);
-  const tc::cost_model s = busy(stepped);
+  const tc::cost_model s = model(stepped);
+  BOOST_TEST(s.busy_ts == 1.1, tol);
+  BOOST_TEST(s.busy_tw == 1.1, tol);
   BOOST_TEST(s.short_bytes == 256u);
-  BOOST_TEST(s.busy_ts_short == 1.1, tol);
-  BOOST_TEST(s.busy_ts == 12.0 / 5.0, tol);
-  BOOST_TEST(s.busy_tw == 3.0, tol);
-  BOOST_TEST(s.busy_message(256) == 1.1 * 5.0 + 3e-4 * 256, tol);
+  BOOST_TEST(s.duplex_ts_short == 1.2, tol);
+  BOOST_TEST(s.duplex_ts == 12.0 / 5.5, tol);
+  BOOST_TEST(s.duplex_tw == 3e-4 / 1.1e-4, tol);
+  BOOST_TEST(s.busy_message(256) == 1.2 * 1.1 * 5.0 + 3e-4 * 256, tol);
   BOOST_TEST(s.busy_message(512) == 12.0 + 3e-4 * 512, tol);
-  const tc::cost_model f = busy(flat);
+  BOOST_TEST(s.message(512, 4, 4) == 1.1 * (5.0 + 1e-4 * 512), tol);  // a tree's busy step
+  const tc::cost_model f = model(flat);
   BOOST_TEST(f.short_bytes == 0u);
-  BOOST_TEST(f.busy_ts == 1.2, tol);
-  BOOST_TEST(f.busy_tw == 1.2, tol);
-  BOOST_TEST(f.busy_message(8) == f.busy_ts * f.ts_us + f.busy_tw * f.tw_us_per_byte * 8, tol);
+  BOOST_TEST(f.duplex_ts == 1.3, tol);
+  BOOST_TEST(f.duplex_tw == 1.3, tol);
 }
 
 // measure_combine: the time per byte of the operator on the sample's two
@@ -225,13 +234,12 @@ BOOST_AUTO_TEST_CASE(busy_start_ups_move_a_small_ring_all_reduce_to_reduce_broad
   BOOST_TEST(allred(tc::cost_model{.ts_us = 0.0}, 8) == 14u);  // the bandwidth-optimal fold
 }
 
-// The same Ring of 4 with busy_ts = 4 for messages over 256 B only
-// (short_bytes = 256, busy_ts_short 1). 16 doubles (128 B, short): the fold's
-// 3 exchanges cost 3.1 us against the trees' 4.1, and it stays (3 sends).
-// 64 doubles (512 B): recursive doubling pays the long start-ups (12.5 us) and
-// the trees 10.4, but reduce-scatter + all-gather's 6 messages of 128 B are
-// short: 6.2 us, and rank 0 sends 6.
-BOOST_AUTO_TEST_CASE(short_messages_keep_their_own_busy_start_up) {
+// The same Ring of 4 with duplex_ts = 4: an exchange of every rank costs 4 t_s,
+// a tree's step t_s. 16 doubles (128 B): the fold's 3 exchanges cost 12.1 us,
+// the trees' 4 steps 4.1, and rank 0 sends 2 messages. With short_bytes = 256
+// the 128 B exchanges are short (duplex_ts_short 1): the fold costs 3.1 us and
+// stays (3 sends). 64 doubles (512 B) are long either way: the trees.
+BOOST_AUTO_TEST_CASE(short_messages_keep_their_own_duplex_start_up) {
   auto allred = [&](tc::cost_model cm, std::size_t m) {
     return rank0_sends([&](auto& c) {
       std::vector<double> in(m, c.rank() + 1.0), out(m);
@@ -240,10 +248,10 @@ BOOST_AUTO_TEST_CASE(short_messages_keep_their_own_busy_start_up) {
       if (out != std::vector<double>(m, 10.0)) throw std::runtime_error("wrong all_reduce");
     });
   };
-  BOOST_TEST(allred(tc::cost_model{.busy_ts = 4.0}, 16) == 2u);
-  BOOST_TEST(allred(tc::cost_model{.busy_ts = 4.0, .short_bytes = 256}, 16) == 3u);
-  BOOST_TEST(allred(tc::cost_model{.busy_ts = 4.0}, 64) == 2u);
-  BOOST_TEST(allred(tc::cost_model{.busy_ts = 4.0, .short_bytes = 256}, 64) == 6u);
+  BOOST_TEST(allred(tc::cost_model{.duplex_ts = 4.0}, 16) == 2u);
+  BOOST_TEST(allred(tc::cost_model{.duplex_ts = 4.0, .short_bytes = 256}, 16) == 3u);
+  BOOST_TEST(allred(tc::cost_model{.duplex_ts = 4.0}, 64) == 2u);
+  BOOST_TEST(allred(tc::cost_model{.duplex_ts = 4.0, .short_bytes = 256}, 64) == 2u);
 }
 
 // 2 ranks, 512 KiB of doubles: recursive doubling is one exchange of m and one

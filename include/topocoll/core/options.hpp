@@ -52,18 +52,21 @@ constexpr std::string_view to_string(algorithm a) {
 // The defaults are the order of magnitude of shared-memory MPI on one node.
 //
 // busy_ts and busy_tw say how much slower a start-up and a byte are when every
-// rank sends and receives at once than in one message alone: 1 where each
-// rank has a core of its own (the seeds' model), more where ranks share cores,
-// as 4 ranks on 2 do. A step in which `active` of the p ranks send or receive
-// is priced between the two, in proportion to its active ranks beyond one
-// pair: a tree's first steps as a lone pair, a fold's every step as busy.
+// rank communicates at once than in one message alone: 1 where each rank has
+// a core of its own (the seeds' model), more where ranks share cores, as 4
+// ranks on 2 do. A step in which `active` of the p ranks send or receive is
+// priced between the two, in proportion to its active ranks beyond one pair:
+// a tree's first steps as a lone pair, its last as busy.
 //
-// Short messages may travel by a cheaper protocol whose busy start-up differs:
-// on Open MPI's shared memory with 4 ranks on 2 cores, a step of every rank
-// took about as long as one message up to 256 B (sent inline) and 2-2.5x as
-// long from 512 B on. Messages of 1 to short_bytes bytes start up at t_s
-// busy_ts_short in a busy step, longer ones at t_s busy_ts (short_bytes 0, the
-// default: no short class).
+// duplex_ts and duplex_tw say how much slower again a step is in which every
+// rank sends and receives at once (a fold, a pipeline, an exchange) than one
+// in which each sends or receives (a tree's): 1 on the seeds' full-duplex
+// links, more where the sends and receives of ranks that share a core take
+// turns. A transport may send short messages by a cheaper protocol: with 4
+// ranks on 2 cores over Open MPI's shared memory, an exchange of every rank
+// took about as long as a one-way step up to 256 B (sent inline) and 2-2.5x
+// as long from 512 B on. Messages of 1 to short_bytes bytes have
+// duplex_ts_short instead of duplex_ts (short_bytes 0, the default: none).
 // model::calibrate (model/calibrate.hpp) measures all of these and the cost of
 // std::plus on doubles, tc_us_per_byte.
 struct cost_model {
@@ -82,36 +85,38 @@ struct cost_model {
   // takes tc_us_per_byte * n (the default is std::plus on doubles, about
   // 10 GB/s; model::measure_combine measures a given operator).
   double tc_us_per_byte = 1e-4;
-  std::size_t short_bytes = 0;  // the longest short message (0: none)
-  double busy_ts_short = 1.0;   // busy_ts of a short message
+  double duplex_ts = 1.0;        // t_s's further factor when every rank also receives
+  double duplex_tw = 1.0;        // t_w's
+  std::size_t short_bytes = 0;   // the longest short message (0: none)
+  double duplex_ts_short = 1.0;  // duplex_ts of a short message
   constexpr double message(std::size_t bytes) const {
     return ts_us + tw_us_per_byte * static_cast<double>(bytes);
   }
   constexpr double combine(std::size_t bytes) const {
     return tc_us_per_byte * static_cast<double>(bytes);
   }
-  // busy_ts for a message of `bytes`: busy_ts_short for a short one.
-  constexpr double busy_ts_for(std::size_t bytes) const {
-    return bytes > 0 && bytes <= short_bytes ? busy_ts_short : busy_ts;
+  // duplex_ts for a message of `bytes`: duplex_ts_short for a short one.
+  constexpr double duplex_ts_for(std::size_t bytes) const {
+    return bytes > 0 && bytes <= short_bytes ? duplex_ts_short : duplex_ts;
   }
-  // One message of a step in which `active` of p ranks communicate at once.
+  // One message of a step in which `active` of p ranks send or receive at once.
   constexpr double message(std::size_t bytes, int active, int p) const {
     const double a = p > 2 && active > 2 ? std::min(1.0, (active - 2.0) / (p - 2.0)) : 0.0;
-    return ts_us * (1.0 + (busy_ts_for(bytes) - 1.0) * a) +
+    return ts_us * (1.0 + (busy_ts - 1.0) * a) +
            tw_us_per_byte * (1.0 + (busy_tw - 1.0) * a) * static_cast<double>(bytes);
   }
-  // The model of a step in which every rank communicates (a fold, a
+  // The model of a step in which every rank sends and receives (a fold, a
   // pipeline, an exchange) with messages of about `bytes`: t_s and t_w at
-  // their busy values. Without `bytes`: long messages.
+  // their busy and duplex values. Without `bytes`: long messages.
   constexpr cost_model all_busy(std::size_t bytes = SIZE_MAX) const {
-    return {ts_us * busy_ts_for(bytes),
-            tw_us_per_byte * busy_tw,
+    return {ts_us * busy_ts * duplex_ts_for(bytes),
+            tw_us_per_byte * busy_tw * duplex_tw,
             1.0,
             1.0,
             segment_bytes,
             tc_us_per_byte};
   }
-  // One message of `bytes` in a step in which every rank communicates.
+  // One message of `bytes` in a step in which every rank sends and receives.
   constexpr double busy_message(std::size_t bytes) const { return all_busy(bytes).message(bytes); }
 };
 

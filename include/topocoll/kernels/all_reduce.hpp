@@ -36,18 +36,20 @@ struct all_reduce_cost {
 inline all_reduce_cost predict_all_reduce(const layout& vl, std::size_t bytes, bool two_way_rs,
                                           const cost_model& model) {
   // Every rank exchanges at every step: the busy figures, for messages of
-  // `bytes` (recursive doubling) and of a piece (reduce-scatter + all-gather).
-  const cost_model cm = model.all_busy(bytes),
-                   pc = model.all_busy(bytes / static_cast<std::size_t>(vl.p));
+  // `bytes` (recursive doubling) and of each dimension's pieces
+  // (reduce-scatter + all-gather: bytes / s_0, then bytes / (s_0 s_1), ...).
+  const cost_model cm = model.all_busy(bytes);
   all_reduce_cost t;
+  std::size_t piece = bytes;
   for (int j = 0; j < vl.ndims; ++j) {
     const int steps = vl.dims[j].radix - 1;
+    piece /= static_cast<std::size_t>(vl.dims[j].radix);
     t.recursive_doubling += steps * cm.message(bytes);
     t.reduce_scatter_all_gather +=
-        steps * pc.ts_us * (two_way_rs && vl.dims[j].radix > 2 ? 3.0 : 2.0);
+        steps * model.all_busy(piece).ts_us * (two_way_rs && vl.dims[j].radix > 2 ? 3.0 : 2.0);
   }
   t.reduce_scatter_all_gather +=
-      2.0 * pc.tw_us_per_byte * static_cast<double>(bytes) * (vl.p - 1) / static_cast<double>(vl.p);
+      2.0 * cm.tw_us_per_byte * static_cast<double>(bytes) * (vl.p - 1) / static_cast<double>(vl.p);
   return t;
 }
 

@@ -5,23 +5,28 @@
 //   const model::calibration cal = model::calibrate(c);   // every rank calls it
 //   all_reduce<Ring>(c, in, out, std::plus<>{}, options{.cost = cal.cost});
 //
-// Four measurements, each the median of `reps` timed repetitions:
-//   - ping-pong between ranks 0 and 1 at sizes 8 B, 16 B, 32 B, ... up to
-//     max_bytes, the others waiting: t_s and t_w are the least-squares fit of
-//     t_s + t_w n to the one-way times, in relative error, so that the small
-//     sizes count as much as the large ones;
+// Four measurements, each the median of `reps` timed repetitions (the
+// slowest rank's time):
+//   - ping-pong at sizes 8 B, 16 B, 32 B, ... up to max_bytes, half a round
+//     trip: between ranks 0 and 1, the others waiting, and between every
+//     pair (2i, 2i + 1) at once. t_s and t_w are the least-squares fit of
+//     t_s + t_w n to the lone pair's times, in relative error, so that the
+//     small sizes count as much as the large ones; busy_ts and busy_tw are
+//     the same fit of every pair's over them: what a tree's step costs when
+//     every rank sends or receives.
 //   - a ring shift at the same sizes, every rank sending to rank + 1 and
-//     receiving from rank - 1 at once, as in a fold's step: the busy figures.
-//     Each size's shift over its one-way time is its busy ratio. Where ranks
-//     share cores the ratio jumps at a protocol's limit: 4 ranks on 2 cores
-//     over Open MPI's shared memory had 1.0-1.1 up to 256 B (inline sends)
-//     and 2-2.5 from 512 B on. The sizes from 8 B up whose ratio stays within
-//     1.5x of the smallest sizes' (the median of the first three) are short,
-//     when a longer size's is not: short_bytes is the longest of them and
-//     busy_ts_short their median ratio. busy_ts and busy_tw are the fit of the
-//     other sizes' shifts over t_s and t_w (all sizes' where none is short).
-//     Each is at least 1. Where each rank has a core, a shift costs about
-//     one message: the seeds' full-duplex links.
+//     receiving from rank - 1 at once, as in a fold's step: the duplex
+//     figures. Each size's shift over every pair's one way is its duplex
+//     ratio. Where ranks share cores the ratio jumps at a protocol's limit:
+//     4 ranks on 2 cores over Open MPI's shared memory had 1.0-1.2 up to
+//     256 B (inline sends) and 1.8-2.2 from 512 B on. The sizes from 8 B up
+//     whose ratio stays within 1.5x of the smallest sizes' (the median of the
+//     first three) are short, when a longer size's is not: short_bytes is the
+//     longest of them and duplex_ts_short their median ratio. duplex_ts and
+//     duplex_tw are the fit of the other sizes' shifts (all sizes' where none
+//     is short) over the busy t_s and t_w.
+//     Each factor is at least 1; where each rank has a core of its own they
+//     come out near 1, the seeds' full-duplex links.
 //   - std::plus on two operands of max_bytes / 2 doubles, every rank at once:
 //     t_c, the operator's cost per byte. model::measure_combine(op, sample)
 //     measures a given operator the same way, for a model of its own.
@@ -73,8 +78,9 @@ struct calibration {
     std::size_t bytes;
     double one_way_us;
   };
-  std::vector<point> ping_pong;  // what t_s and t_w were fitted to (rank 0's)
-  std::vector<point> shift;      // the ring shift (slowest rank): the busy figures'
+  std::vector<point> ping_pong;  // ranks 0 and 1's one way: t_s and t_w's
+  std::vector<point> pairs;      // every pair's one way at once: busy_ts and busy_tw's
+  std::vector<point> shift;      // the ring shift: the duplex figures'
   double combine_us = 0;         // t_c max_bytes: std::plus on doubles, every rank at once
   struct segment_time {
     std::size_t segment_bytes;  // 0: the partials whole
@@ -132,30 +138,6 @@ inline int batch(std::size_t n) {
       std::clamp<std::size_t>((std::size_t{256} << 10) / std::max<std::size_t>(n, 1), 1, 64));
 }
 
-// One-way time of n bytes between ranks 0 and 1 (a batch of round trips / 2
-// per repetition), on rank 0.
-template <Transport C>
-double ping_pong(C& c, std::vector<unsigned char>& buf, std::size_t n, int reps) {
-  const std::span<unsigned char> b(buf.data(), n);
-  const int k = batch(n);
-  std::vector<double> t;
-  for (int i = -1; i < reps; ++i) {  // i = -1 warms up
-    const auto t0 = clock::now();
-    for (int j = 0; j < k; ++j) {
-      if (c.rank() == 0) {
-        c.send(1, tag, std::span<const unsigned char>(b));
-        c.recv(1, tag, b);
-      } else if (c.rank() == 1) {
-        c.recv(0, tag, b);
-        c.send(0, tag, std::span<const unsigned char>(b));
-      }
-    }
-    const double us = std::chrono::duration<double, std::micro>(clock::now() - t0).count();
-    if (i >= 0) t.push_back(us / (2.0 * k));
-  }
-  return median(t);
-}
-
 // The slowest rank's time since t0 divided by k, on every rank.
 template <Transport C>
 double slowest_since(C& c, clock::time_point t0, int k) {
@@ -164,6 +146,29 @@ double slowest_since(C& c, clock::time_point t0, int k) {
   std::array<double, 1> slowest{};
   all_reduce<Tree<2>>(c, std::span<const double>(mine), std::span<double>(slowest), ops::max{});
   return slowest[0];
+}
+
+// One-way time of n bytes between the pairs (2i, 2i + 1), i < pairs, at once,
+// the others idle (a batch of round trips / 2 per repetition): the slowest
+// rank's, median over reps, on every rank.
+template <Transport C>
+double ping_pong(C& c, std::vector<unsigned char>& buf, std::size_t n, int pairs, int reps) {
+  const int r = c.rank(), partner = r ^ 1, k = batch(n);
+  const bool in = r < 2 * pairs && partner < c.size();
+  const std::span<unsigned char> b(buf.data(), n);
+  std::vector<double> t;
+  for (int i = -1; i < reps; ++i) {  // i = -1 warms up
+    barrier(c);
+    const auto t0 = clock::now();
+    for (int j = 0; in && j < k; ++j) {
+      if (r % 2 == 0) c.send(partner, tag, std::span<const unsigned char>(b));
+      c.recv(partner, tag, b);
+      if (r % 2 == 1) c.send(partner, tag, std::span<const unsigned char>(b));
+    }
+    const double us = slowest_since(c, t0, 2 * k);
+    if (i >= 0) t.push_back(us);
+  }
+  return median(t);
 }
 
 // A ring shift of n bytes, every rank sending to rank + 1 and receiving from
@@ -238,30 +243,34 @@ inline cost_model fit(const std::vector<calibration::point>& pts) {
   return cm;
 }
 
-// The busy figures of cm (t_s and t_w fitted to the one-way times) from the
-// ring shifts at the same sizes, as the header says.
-inline void busy_figures(cost_model& cm, const std::vector<calibration::point>& one_way,
+// The busy and duplex figures of cm (t_s and t_w fitted to the lone pair's
+// one-way times) from every pair's one-way times and the ring shifts at the
+// same sizes, as the header says.
+inline void busy_figures(cost_model& cm, const std::vector<calibration::point>& pairs,
                          const std::vector<calibration::point>& shifts) {
-  const std::size_t n = std::min(one_way.size(), shifts.size());
+  const cost_model busy = fit(pairs);
+  cm.busy_ts = std::max(1.0, busy.ts_us / cm.ts_us);
+  cm.busy_tw = std::max(1.0, busy.tw_us_per_byte / cm.tw_us_per_byte);
+  const std::size_t n = std::min(pairs.size(), shifts.size());
   std::vector<double> ratio(n);
   for (std::size_t i = 0; i < n; ++i)
-    ratio[i] = shifts[i].one_way_us / std::max(one_way[i].one_way_us, 1e-9);
+    ratio[i] = shifts[i].one_way_us / std::max(pairs[i].one_way_us, 1e-9);
   const double limit =
       1.5 * median(std::vector<double>(ratio.begin(), ratio.begin() + std::min<std::size_t>(n, 3)));
   std::size_t k = 0;  // the short sizes: [0, k)
   while (k < n && ratio[k] <= limit) ++k;
-  if (k == n) k = 0;  // no step: no short class
+  if (k == n) k = 0;  // no jump: no short class
   cm.short_bytes = k == 0 ? 0 : shifts[k - 1].bytes;
-  cm.busy_ts_short = std::max(1.0, median(std::vector<double>(ratio.begin(), ratio.begin() + k)));
+  cm.duplex_ts_short = std::max(1.0, median(std::vector<double>(ratio.begin(), ratio.begin() + k)));
   const std::vector<calibration::point> rest(shifts.begin() + static_cast<std::ptrdiff_t>(k),
                                              shifts.begin() + static_cast<std::ptrdiff_t>(n));
   if (rest.size() < 2) {  // nothing to fit a line to: one factor for both
-    cm.busy_ts = cm.busy_tw = std::max(1.0, rest.empty() ? 1.0 : ratio.back());
+    cm.duplex_ts = cm.duplex_tw = std::max(1.0, rest.empty() ? 1.0 : ratio.back());
     return;
   }
-  const cost_model busy = fit(rest);
-  cm.busy_ts = std::max(1.0, busy.ts_us / cm.ts_us);
-  cm.busy_tw = std::max(1.0, busy.tw_us_per_byte / cm.tw_us_per_byte);
+  const cost_model duplex = fit(rest);
+  cm.duplex_ts = std::max(1.0, duplex.ts_us / (cm.ts_us * cm.busy_ts));
+  cm.duplex_tw = std::max(1.0, duplex.tw_us_per_byte / (cm.tw_us_per_byte * cm.busy_tw));
 }
 
 }  // namespace detail_calibrate
@@ -272,10 +281,12 @@ calibration calibrate(C& c, const calibration_settings& s = {}) {
   calibration cal;
   if (c.size() < 2) return cal;
   std::vector<unsigned char> buf(2 * s.max_bytes);
-  for (int i = 0; i < 3; ++i) dc::ping_pong(c, buf, 8, s.reps), dc::shift(c, buf, 8, s.reps);
+  const int pairs = c.size() / 2;
+  for (int i = 0; i < 3; ++i)  // the first messages of a job are slow: warm up
+    dc::ping_pong(c, buf, 8, pairs, s.reps), dc::shift(c, buf, 8, s.reps);
   for (std::size_t n = 8; n <= s.max_bytes; n *= 2) {
-    dc::barrier(c);
-    cal.ping_pong.push_back({n, dc::ping_pong(c, buf, n, s.reps)});
+    cal.ping_pong.push_back({n, dc::ping_pong(c, buf, n, 1, s.reps)});
+    cal.pairs.push_back({n, dc::ping_pong(c, buf, n, pairs, s.reps)});
     cal.shift.push_back({n, dc::shift(c, buf, n, s.reps)});
   }
   const std::vector<double> ones(s.max_bytes / sizeof(double), 1.0);
@@ -283,24 +294,15 @@ calibration calibrate(C& c, const calibration_settings& s = {}) {
   const double tc = measure_combine(std::plus<>{}, std::span<const double>(ones), s.reps);
   if (s.segment_probe_bytes > 0) cal.segments = dc::reduce_segments(c, s);
   cal.cost = dc::fit(cal.ping_pong);
-  dc::busy_figures(cal.cost, cal.ping_pong, cal.shift);
-  // Rank 0's figures for all: its ping-pong times and its model.
-  std::vector<double> fig{cal.cost.ts_us,
-                          cal.cost.tw_us_per_byte,
-                          cal.cost.busy_ts,
-                          cal.cost.busy_tw,
-                          tc,
-                          static_cast<double>(cal.cost.short_bytes),
-                          cal.cost.busy_ts_short};
-  for (const auto& q : cal.ping_pong) fig.push_back(q.one_way_us);
-  broadcast<Tree<2>>(c, std::span<double>(fig), 0);
-  cal.cost = {fig[0], fig[1], fig[2], fig[3]};
-  cal.cost.tc_us_per_byte = fig[4];
-  cal.cost.short_bytes = static_cast<std::size_t>(fig[5]);
-  cal.cost.busy_ts_short = fig[6];
+  cal.cost.tc_us_per_byte = tc;
+  dc::busy_figures(cal.cost, cal.pairs, cal.shift);
+  // The times are the slowest rank's, the same on every rank, but t_c is
+  // local: rank 0's model for all.
+  std::array<cost_model, 1> model{cal.cost};
+  broadcast<Tree<2>>(c, std::span<cost_model>(model), 0);
+  cal.cost = model[0];
   cal.cost.segment_bytes = dc::fastest_segment(cal.segments);  // the same times on every rank
-  cal.combine_us = fig[4] * static_cast<double>(ones.size() * sizeof(double));
-  for (std::size_t i = 0; i < cal.ping_pong.size(); ++i) cal.ping_pong[i].one_way_us = fig[7 + i];
+  cal.combine_us = cal.cost.combine(ones.size() * sizeof(double));
   return cal;
 }
 
