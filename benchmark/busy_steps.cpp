@@ -9,16 +9,18 @@
 // back-to-back calls (median time per call over the rounds, slowest rank):
 //   one way: a ping-pong between ranks 0 and 1, half the round trip, the
 //     others idle -- what t_s + t_w n is fitted to;
+//   one way, every pair: the same between every (r, r xor 1) at once -- a
+//     tree's step of every rank (busy_ts, busy_tw);
 //   exchange, one pair: MPI_Sendrecv between ranks 0 and 1, the others idle;
 //   exchange, every pair: the same between every (r, r xor 1) at once -- the
 //     step of recursive doubling on a hypercube;
 //   ring shift: every rank sends to r + 1 and receives from r - 1 at once --
-//     the step of a ring fold or pipeline;
-// beside model::calibrate's t_s + t_w n and its busy step (busy_ts t_s +
-// busy_tw t_w n) for the same n. Where ranks share cores, a busy step costs
-// a multiple of one message that changes with Open MPI's protocol (inline
-// sends up to 256 B on shared memory, copies up to its 4 KiB eager limit,
-// single copy above), which one linear busy factor cannot follow
+//     the step of a ring fold or pipeline (duplex_ts, duplex_tw);
+// beside model::calibrate's one message (t_s + t_w n) and its fold step
+// (all_busy: the busy and duplex factors on top). Where ranks share cores, an
+// exchange of every rank costs a multiple of one message that changes with
+// Open MPI's protocol (inline sends up to 256 B on shared memory, copies up to
+// its 4 KiB eager limit, single copy above): the model's short class
 // (benchmark/README.md, "What limits the cells"). Diagnostic only: not part of
 // benchmark/results.
 
