@@ -19,7 +19,7 @@
 //     figures. Each size's shift over every pair's one way is its duplex
 //     ratio. Where ranks share cores the ratio jumps at a protocol's limit:
 //     4 ranks on 2 cores over Open MPI's shared memory had 1.0-1.2 up to
-//     256 B (inline sends) and 1.8-2.2 from 512 B on. The sizes from 8 B up
+//     256 B (inline sends) and 2.1-2.5 from 512 B on. The sizes from 8 B up
 //     whose ratio stays within 1.5x of the smallest sizes' (the median of the
 //     first three) are short, when a longer size's is not: short_bytes is the
 //     longest of them and duplex_ts_short their median ratio. duplex_ts and
