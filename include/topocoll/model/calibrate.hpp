@@ -150,20 +150,22 @@ double slowest_since(C& c, clock::time_point t0, int k) {
 
 // One-way time of n bytes between the pairs (2i, 2i + 1), i < pairs, at once,
 // the others idle (a batch of round trips / 2 per repetition): the slowest
-// rank's, median over reps, on every rank.
+// rank's, median over reps, on every rank. Each rank sends from one half of
+// buf and receives into the other, as the OSU latency test does.
 template <Transport C>
 double ping_pong(C& c, std::vector<unsigned char>& buf, std::size_t n, int pairs, int reps) {
   const int r = c.rank(), partner = r ^ 1, k = batch(n);
   const bool in = r < 2 * pairs && partner < c.size();
-  const std::span<unsigned char> b(buf.data(), n);
+  const std::span<const unsigned char> out(buf.data(), n);
+  const std::span<unsigned char> back(buf.data() + n, n);
   std::vector<double> t;
   for (int i = -1; i < reps; ++i) {  // i = -1 warms up
     barrier(c);
     const auto t0 = clock::now();
     for (int j = 0; in && j < k; ++j) {
-      if (r % 2 == 0) c.send(partner, tag, std::span<const unsigned char>(b));
-      c.recv(partner, tag, b);
-      if (r % 2 == 1) c.send(partner, tag, std::span<const unsigned char>(b));
+      if (r % 2 == 0) c.send(partner, tag, out);
+      c.recv(partner, tag, back);
+      if (r % 2 == 1) c.send(partner, tag, out);
     }
     const double us = slowest_since(c, t0, 2 * k);
     if (i >= 0) t.push_back(us);
