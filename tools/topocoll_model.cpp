@@ -34,7 +34,7 @@ struct request {
 };
 
 topocoll::algorithm parse_algorithm(const std::string& s) {
-  for (int i = 0; i <= static_cast<int>(topocoll::algorithm::bidirectional); ++i)
+  for (int i = 0; i < topocoll::algorithm_count; ++i)
     if (topocoll::to_string(static_cast<topocoll::algorithm>(i)) == s)
       return static_cast<topocoll::algorithm>(i);
   throw std::invalid_argument("unknown algorithm \"" + s + "\"");
@@ -81,7 +81,10 @@ auto with_topology(const std::string& name, F&& f) {
 
 sim::traced_result run(const request& q, topocoll::algorithm a, bool traced) {
   const sim::network net = make_network(q);
-  const topocoll::options opt{.algo = a};
+  // automatic chooses with the request's t_s and t_w (per element of 8 bytes)
+  topocoll::options opt{.algo = a};
+  opt.cost.ts_us = q.cost.t_s;
+  opt.cost.tw_us_per_byte = q.cost.t_w / sizeof(double);
   return with_topology(q.topology, [&]<class Topo>() {
     if (traced) return sim::simulate_trace<Topo>(q.k, q.p, q.m, net, q.cost, opt);
     return sim::traced_result{sim::simulate<Topo>(q.k, q.p, q.m, net, q.cost, opt), {}};
