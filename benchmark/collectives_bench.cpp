@@ -498,7 +498,7 @@ void run_double(bench& B, std::size_t bytes) {
         {kind::native, "MPI", "", "MPI_Reduce_scatter_block",
          [&] { MPI_Reduce_scatter_block(in_pm.data(), out.data(), M, MPI_DOUBLE, MPI_SUM, w); },
          verify_out});
-    add_topocoll(B.set.cost, cs, {}, {algorithm::tree}, verify_out,
+    add_topocoll(B.set.cost, cs, {}, {algorithm::fold, algorithm::tree}, verify_out,
                  [&]<class Topo>(topocoll::options o) -> std::function<void()> {
                    return [&, o] {
                      topocoll::reduce_scatter<Topo>(B.comm, csp(in_pm), sp(out), std::plus<>{}, o);
@@ -520,7 +520,7 @@ void run_double(bench& B, std::size_t bytes) {
                     for (auto& v : bvv) flat.insert(flat.end(), v.begin(), v.end());
                     return same(flat, want_pm);
                   }});
-    add_topocoll(B.set.cost, cs, {}, {algorithm::tree}, verify_pm,
+    add_topocoll(B.set.cost, cs, {}, {algorithm::fold, algorithm::tree}, verify_pm,
                  [&]<class Topo>(topocoll::options o) -> std::function<void()> {
                    return [&, o] { topocoll::all_gather<Topo>(B.comm, csp(in), sp(out_pm), o); };
                  });

@@ -94,7 +94,7 @@ std::vector<cell> plan(const settings& s, const topocoll::cost_model& cost) {
   for (sim::collective k : sim::all_collectives)
     for (int t = 0; t < static_cast<int>(std::size(topology_names)); ++t)
       for (std::size_t bytes : sizes(s))
-        for (int a = 0; a <= static_cast<int>(topocoll::algorithm::bidirectional); ++a) {
+        for (int a = 0; a < topocoll::algorithm_count; ++a) {
           const topocoll::options opt{static_cast<topocoll::algorithm>(a), cost};
           const std::size_t m = bytes / sizeof(double);
           try {

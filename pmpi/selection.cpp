@@ -45,7 +45,7 @@ std::vector<algorithm> algorithms_of(function f) {
     case function::alltoallv:
       return {a::pairwise, a::two_stage};
     default:
-      return {a::tree};  // allgather, reduce_scatter(_block)
+      return {a::fold, a::tree};  // allgather, reduce_scatter(_block)
   }
 }
 

@@ -97,9 +97,12 @@ static_assert(!is_commutative_v<tc_test::particle_op, Particle>);
 static_assert(!is_commutative_v<tc_test::concat, std::string>);
 
 // Every algorithm each operation can be forced to, automatic first.
+// all_gather and reduce_scatter: the fold only where Tree<K>'s digit groups
+// are complete (p = r K^j, r <= K).
 template <class Topo>
-std::vector<algorithm> gather_algorithms() {
-  return {algorithm::automatic, algorithm::tree};
+std::vector<algorithm> gather_algorithms(int p) {
+  if (detail::tree_only<Topo>(Topo::shape(p))) return {algorithm::automatic, algorithm::tree};
+  return {algorithm::automatic, algorithm::fold, algorithm::tree};
 }
 // Tree<K> runs recursive doubling and reduce-scatter + all-gather per radix-K
 // digit, so only where every digit group is complete (p = r K^j, r <= K).
@@ -135,7 +138,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_gather_collects_every_block_in_rank_order, Cfg
       for_each_family(data, [&](const auto& fam) {
         using T = typename std::remove_cvref_t<decltype(fam)>::type;
         for (const auto& ref : fam.by_size)
-          for (algorithm a : gather_algorithms<Topo>()) {
+          for (algorithm a : gather_algorithms<Topo>(p)) {
             std::vector<T> out(ref.all.size());
             all_gather<Topo>(comm, std::span<const T>(ref.in[r]), std::span<T>(out), options{a});
             check.equal(out, ref.all, ctx<Topo>("all_gather", fam.name, ref.m, r, a));
@@ -165,7 +168,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(string_all_gather_with_blocks_of_any_size_and_a_mi
       std::vector<std::string> want;
       for (int q = 0; q < p; ++q)
         for (auto& s : block(q)) want.push_back(s);
-      for (algorithm a : gather_algorithms<Topo>()) {
+      for (algorithm a : gather_algorithms<Topo>(p)) {
         std::vector<std::string> out(want.size(), "stale");
         all_gather<Topo>(comm, block(r), out, options{a});
         check.equal(out, want, Topo::name(), " string all_gather, ", who, " algo ", to_string(a));
@@ -203,7 +206,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(reduce_scatter_gives_rank_r_block_r_reduced_in_ran
           const std::size_t m = ref.rs_out.size() / static_cast<std::size_t>(p);
           const std::vector<T> want(ref.rs_out.begin() + static_cast<std::ptrdiff_t>(r * m),
                                     ref.rs_out.begin() + static_cast<std::ptrdiff_t>((r + 1) * m));
-          for (algorithm a : gather_algorithms<Topo>()) {
+          for (algorithm a : gather_algorithms<Topo>(p)) {
             std::vector<T> out(m);
             reduce_scatter<Topo>(comm, std::span<const T>(ref.rs_in[r]), std::span<T>(out),
                                  typename F::op_type{}, options{a});
@@ -344,6 +347,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(hypercube_follows_algorithms_4_7_and_4_8, Cfg, tc_
         const std::string who =
             Topo::name() + " p " + std::to_string(p) + " rank " + std::to_string(r);
         model::Counting cc(comm);
+        const options fold{algorithm::fold};
         const std::size_t m = 6;
         std::vector<std::size_t> doubling, halving;
         std::vector<int> partners;
@@ -353,7 +357,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(hypercube_follows_algorithms_4_7_and_4_8, Cfg, tc_
           partners.push_back(r ^ (1 << i));
         }
         std::vector<int> in(m, r), all(p * m), out(m);
-        all_gather<Topo>(cc, in, all);
+        all_gather<Topo>(cc, in, all, fold);
         check.expect(cc.send_counts() == doubling && send_peers(cc) == partners, who,
                      ": all_gather is not Algorithm 4.7");
         check.expect(cc.steps() == d, who, ": all_gather took ", cc.steps(), " steps");
@@ -380,11 +384,11 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(hypercube_follows_algorithms_4_7_and_4_8, Cfg, tc_
                      ": a start-up-dominated cost model must pick recursive doubling");
         cc.clear();
         std::vector<int> rs_in(p * m, 1);
-        reduce_scatter<Topo>(cc, rs_in, out, std::plus<>{});
+        reduce_scatter<Topo>(cc, rs_in, out, std::plus<>{}, fold);
         check.expect(cc.send_counts() == halving, who, ": reduce_scatter is not Algorithm 4.8");
         std::vector<Mat2> mats(p * m), mat_out(m);
         cc.clear();
-        reduce_scatter<Topo>(cc, mats, mat_out, tc_test::mat_mul{});
+        reduce_scatter<Topo>(cc, mats, mat_out, tc_test::mat_mul{}, fold);
         check.expect(cc.send_counts() == halving, who,
                      ": reduce_scatter with a non-commutative operator is not Algorithm 4.8");
         cc.clear();
@@ -418,21 +422,22 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(ring_follows_algorithms_4_4_and_4_5, Cfg, tc_test:
         const std::string who = "Ring p " + std::to_string(p) + " rank " + std::to_string(r);
         const std::size_t n = static_cast<std::size_t>(p - 1);
         model::Counting cc(comm);
+        const options fold{algorithm::fold};
         const std::size_t m = 5;
         std::vector<int> in(m, r), all(p * m), out(m);
-        all_gather<Topo>(cc, in, all);
+        all_gather<Topo>(cc, in, all, fold);
         check.expect(
             cc.send_counts() == repeat(n, m) && send_peers(cc) == std::vector<int>(n, (r + 1) % p),
             who, ": all_gather is not Algorithm 4.4");
         cc.clear();
         std::vector<int> rs_in(p * m, 1);
-        reduce_scatter<Topo>(cc, rs_in, out, std::plus<>{});
+        reduce_scatter<Topo>(cc, rs_in, out, std::plus<>{}, fold);
         check.expect(cc.send_counts() == repeat(n, m) &&
                          send_peers(cc) == std::vector<int>(n, (r + p - 1) % p),
                      who, ": reduce_scatter is not Algorithm 4.5");
         std::vector<std::string> words(p * m, "w"), word(m);
         cc.clear();
-        reduce_scatter<Topo>(cc, words, word, tc_test::concat{});
+        reduce_scatter<Topo>(cc, words, word, tc_test::concat{}, fold);
         check.expect(cc.sends() == n && cc.steps() <= 2 * static_cast<int>(n), who,
                      ": order-keeping reduce_scatter sent ", cc.sends(), " messages in ",
                      cc.steps(), " steps");
@@ -468,7 +473,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(mesh_follows_algorithm_4_6, Cfg, tc_test::Configs)
         const int r = comm.rank();
         model::Counting cc(comm);
         std::vector<int> in(m, r), all(p * m);
-        all_gather<Topo>(cc, in, all);
+        all_gather<Topo>(cc, in, all, options{algorithm::fold});
         check.expect(cc.send_counts() == want, Topo::name(), " p ", p, " rank ", r,
                      ": all_gather is not Algorithm 4.6 (", cc.sends(), " messages)");
       });
@@ -500,7 +505,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(tree_multiplies_over_radix_k_digits, Cfg, tc_test:
             Topo::name() + " p " + std::to_string(p) + " rank " + std::to_string(r);
         model::Counting cc(comm);
         std::vector<int> in(m, r), all(p * m), out(m);
-        all_gather<Topo>(cc, in, all);
+        all_gather<Topo>(cc, in, all, l.extent == p ? options{algorithm::fold} : options{});
         if (l.extent == p) {
           check.expect(cc.send_counts() == doubling, who,
                        ": all_gather is not recursive multiplying (", cc.sends(), " messages)");
@@ -559,11 +564,18 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(bad_arguments_throw_on_every_rank_before_communica
       check.throws<E>([&] { scan<Topo>(comm, in, out, std::plus<>{}, options{algorithm::tree}); },
                       {"scan", who, "tree"}, "scan tree");
       if (Topo::kind == dim_kind::knomial && Topo::shape(p).extent != p) {
+        const std::string need = "needs complete digit groups";
         for (algorithm a : {algorithm::recursive_doubling, algorithm::reduce_scatter_all_gather})
           check.throws<E>([&] { all_reduce<Topo>(comm, in, out, std::plus<>{}, options{a}); },
-                          {"all_reduce", who, std::string(to_string(a)), Topo::name(),
-                           "needs complete digit groups"},
+                          {"all_reduce", who, std::string(to_string(a)), Topo::name(), need},
                           "all_reduce on an incomplete tree");
+        const options fold{algorithm::fold};
+        check.throws<E>([&] { all_gather<Topo>(comm, in, fine, fold); },
+                        {"all_gather", who, "fold", Topo::name(), need},
+                        "all_gather fold on an incomplete tree");
+        check.throws<E>([&] { reduce_scatter<Topo>(comm, fine, out, std::plus<>{}, fold); },
+                        {"reduce_scatter", who, "fold", Topo::name(), need},
+                        "reduce_scatter fold on an incomplete tree");
       }
       if (p != 8) {
         const std::string need = "Hypercube<3> needs 2^3 = 8 ranks";
@@ -604,7 +616,7 @@ void run_synchronous() {
             const typename F::op_type op{};
             const auto& ref = fam.by_size[2];  // m = 7
             const std::size_t m = ref.m;
-            for (algorithm a : gather_algorithms<Topo>()) {
+            for (algorithm a : gather_algorithms<Topo>(p)) {
               std::vector<T> all(ref.all.size()), mine(m);
               all_gather<Topo>(comm, ref.in[r], all, options{a});
               check.equal(all, ref.all, ctx<Topo>("sync all_gather", fam.name, m, r, a));
@@ -634,6 +646,67 @@ void run_synchronous() {
       {1, 2, 3, 5, 6, 8, 12, 13, 16}, loopback::options{0});
 }
 }  // namespace
+
+// automatic all_gather and reduce_scatter: the tree (gather + broadcast,
+// reduce + scatter) where the model prices it below the fold.
+//  * The seeds' model: the fold's p - 1 start-ups on a Ring against the
+//    tree's 2 log2 p, so the tree from p = 8 on for short blocks, never for
+//    long ones (it moves the p blocks log2 p times); on a hypercube log2 p
+//    against 2 log2 p, the fold.
+//  * Steps in which every rank sends and receives at 2.5x a one-way step's
+//    start-up (4 ranks on 2 cores): the tree at p = 4 on short blocks too,
+//    except those of the short class, which cost no more both ways.
+BOOST_AUTO_TEST_CASE(automatic_takes_the_tree_where_the_model_prices_it_lower) {
+  namespace a2ab = detail::all_to_all_broadcast;
+  auto ag = [](auto topo, int p, std::size_t bytes, const cost_model& cm) {
+    using Topo = decltype(topo);
+    return a2ab::choose_all_gather<Topo>(Topo::shape(p), bytes, options{algorithm::automatic, cm});
+  };
+  auto rs = [](auto topo, int p, std::size_t m, const cost_model& cm) {
+    using Topo = decltype(topo);
+    return a2ab::choose_reduce_scatter<Topo, double, std::plus<>>(
+        Topo::shape(p), m, options{algorithm::automatic, cm});
+  };
+  constexpr auto tree = algorithm::tree, fold = algorithm::fold;
+  const cost_model seeds{};
+  BOOST_TEST((ag(Ring{}, 4, 8, seeds) == fold));
+  BOOST_TEST((ag(Ring{}, 16, 8, seeds) == tree));
+  BOOST_TEST((ag(Ring{}, 16, 1 << 20, seeds) == fold));
+  BOOST_TEST((ag(Hypercube<>{}, 16, 8, seeds) == fold));
+  BOOST_TEST((ag(Hypercube<>{}, 6, 8, seeds) == fold));
+  BOOST_TEST((rs(Ring{}, 16, 1, seeds) == tree));
+  BOOST_TEST((rs(Ring{}, 16, 1 << 17, seeds) == fold));
+  BOOST_TEST((ag(Tree<3>{}, 7, 8, seeds) == tree));  // incomplete digit groups
+  cost_model shared = seeds;
+  shared.duplex_ts = 2.5;
+  BOOST_TEST((ag(Ring{}, 4, 512, shared) == tree));
+  BOOST_TEST((ag(Hypercube<>{}, 4, 512, shared) == tree));
+  BOOST_TEST((ag(Ring{}, 4, 1 << 20, shared) == fold));
+  BOOST_TEST((rs(Ring{}, 4, 64, shared) == tree));
+  BOOST_TEST((rs(Ring{}, 4, 1 << 17, shared) == fold));
+  shared.short_bytes = 256;
+  BOOST_TEST((ag(Ring{}, 4, 64, shared) == fold));
+  BOOST_TEST((ag(Ring{}, 4, 512, shared) == tree));
+  // ... and the collectives run what the choice names: the same messages as
+  // the forced algorithm on every rank.
+  tc_test::Loopback::sweep<Ring>(
+      [&](int p, auto on_ranks) {
+        on_ranks([&](auto& comm, Check& check) {
+          model::Counting automatic(comm), forced(comm);
+          std::vector<double> in(1, comm.rank()), all(static_cast<std::size_t>(p)), out(1);
+          all_gather<Ring>(automatic, in, all);
+          all_gather<Ring>(forced, in, all, options{tree});
+          reduce_scatter<Ring>(automatic, all, out, std::plus<>{});
+          reduce_scatter<Ring>(forced, all, out, std::plus<>{}, options{tree});
+          check.expect(automatic.send_counts() == forced.send_counts() &&
+                           send_peers(automatic) == send_peers(forced),
+                       "Ring p ", p, " rank ", comm.rank(), ": automatic is not the tree");
+          check.equal(out, std::vector<double>(1, static_cast<double>(p) * comm.rank()),
+                      "reduce_scatter, rank ", comm.rank());
+        });
+      },
+      {16});
+}
 
 BOOST_AUTO_TEST_CASE(send_order_is_deadlock_free_with_synchronous_sends) {
   run_synchronous<Ring>();

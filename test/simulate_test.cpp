@@ -64,8 +64,9 @@ BOOST_AUTO_TEST_CASE(eq_4_2_all_gather_and_reduce_scatter_on_a_ring) {
     for (std::size_t m : {1, 7, 100}) {
       const auto ring = single(sim::network::ring(p));
       const double want = (ts + tw * m) * (p - 1);
-      BOOST_TEST(time_of<tc::Ring>(sim::collective::all_gather, p, m, ring) == want);
-      BOOST_TEST(time_of<tc::Ring>(sim::collective::reduce_scatter, p, m, ring) == want);
+      const auto fold = forced(tc::algorithm::fold);
+      BOOST_TEST(time_of<tc::Ring>(sim::collective::all_gather, p, m, ring, fold) == want);
+      BOOST_TEST(time_of<tc::Ring>(sim::collective::reduce_scatter, p, m, ring, fold) == want);
     }
 }
 
@@ -76,7 +77,8 @@ BOOST_AUTO_TEST_CASE(eq_4_3_all_gather_on_a_mesh) {
       const int p = q * q;
       const double want = 2 * ts * (q - 1) + tw * m * (p - 1);
       BOOST_TEST(time_of<tc::Mesh<2>>(sim::collective::all_gather, p, m,
-                                      single(sim::network::mesh({q, q}))) == want);
+                                      single(sim::network::mesh({q, q})),
+                                      forced(tc::algorithm::fold)) == want);
     }
 }
 
@@ -85,8 +87,11 @@ BOOST_AUTO_TEST_CASE(eq_4_4_all_gather_and_reduce_scatter_on_a_hypercube) {
   for (int p : {2, 4, 16, 128})
     for (std::size_t m : {1, 5, 64}) {
       const double want = ts * log2i(p) + tw * m * (p - 1);
-      BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::all_gather, p, m, cube(p)) == want);
-      BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::reduce_scatter, p, m, cube(p)) == want);
+      const auto fold = forced(tc::algorithm::fold);
+      BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::all_gather, p, m, cube(p), fold) ==
+                 want);
+      BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::reduce_scatter, p, m, cube(p), fold) ==
+                 want);
     }
 }
 

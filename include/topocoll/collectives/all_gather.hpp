@@ -20,8 +20,9 @@
 // from `in`: no copy but the own block's into `out`, after its first send.
 // Strings (std::basic_string of a trivially copyable character) are encoded
 // once on their own rank and decoded once on every other (kernels/strings.hpp).
-// options::algo: automatic, or algorithm::tree (the k-nomial tree on any
-// topology: binomial unless Topo is Tree<K>).
+// options::algo: algorithm::fold (the above), algorithm::tree (gather to rank
+// 0 along the k-nomial tree of any topology, binomial unless Topo is Tree<K>,
+// then broadcast), or automatic: the one the cost model prices lower.
 
 #include <cstddef>
 #include "../kernels/all_to_all_broadcast.hpp"
@@ -38,17 +39,19 @@ void all_gather(C& c, In&& input, Out&& output, const options& opt = {}) {
   const detail::collective_scope scope(c, call.info(in, opt.algo));
   const std::size_t m = in.size(), mine = static_cast<std::size_t>(call.rank()) * m;
   call.size("out (p * in.size())", out.size(), static_cast<std::size_t>(call.p()) * m);
-  call.algorithm(opt.algo, {algorithm::tree});
+  call.algorithm(opt.algo, {algorithm::tree, algorithm::fold});
+  const layout l = Topo::shape(call.p());
+  detail::check_complete_groups<Topo>(call, l, opt.algo, {algorithm::fold},
+                                      "algorithm::automatic or algorithm::tree");
   call.in_place(in, out, mine);
   if (m == 0) return;
   if (call.p() == 1) return detail::copy_to(in, out.subspan(mine, m));
-  const layout l = Topo::shape(call.p());
   if constexpr (detail::is_flat_string_v<buffer_value_t<Out>>) {
     detail::copy_to(in, out.subspan(mine, m));
     detail::strings::all_gather<Topo>(c, l, in, out, opt.algo, detail::tag::all_gather);
   } else {
-    kernel::all_gather<Topo>(c, l, in, out, kernel::equal_blocks{m}, opt.algo,
-                             detail::tag::all_gather);
+    const algorithm a = kernel::choose_all_gather<Topo>(l, m * sizeof(buffer_value_t<Out>), opt);
+    kernel::all_gather<Topo>(c, l, in, out, kernel::equal_blocks{m}, a, detail::tag::all_gather);
   }
 }
 

@@ -44,11 +44,9 @@ void all_reduce(C& c, In&& input, Out&& output, Op op, const options& opt = {}) 
                             algorithm::reduce_broadcast, algorithm::tree});
   call.in_place(in, out, 0);
   const layout l = Topo::shape(call.p());
-  if (kernel::tree_only<Topo>(l) && (opt.algo == algorithm::recursive_doubling ||
-                                     opt.algo == algorithm::reduce_scatter_all_gather))
-    call.reject("algorithm::", to_string(opt.algo), " on ", Topo::name(),
-                " needs complete digit groups, p = r K^j with r <= K, got p = ", call.p(),
-                " (use algorithm::automatic, algorithm::tree or algorithm::reduce_broadcast)");
+  detail::check_complete_groups<Topo>(
+      call, l, opt.algo, {algorithm::recursive_doubling, algorithm::reduce_scatter_all_gather},
+      "algorithm::automatic, algorithm::tree or algorithm::reduce_broadcast");
   if (call.nothing_to_do(in, out)) return;
   kernel::all_reduce<Topo>(c, l, in, out, op, opt);
 }

@@ -15,6 +15,7 @@
 // smaller buffer at one fixed offset inside the larger, e.g. all_gather's in
 // at block `rank` of out); any other overlap throws.
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <initializer_list>
@@ -167,6 +168,17 @@ void check_linear_dims(const call_args& call, algorithm a, algorithm linear,
     call.reject("algorithm::", to_string(a),
                 " needs the Ring or a Mesh<K> (a topology of linear dimensions), got ",
                 Topo::name(), " (use ", instead, ")");
+}
+
+// A fold forced on a Tree<K> whose digit groups are incomplete (p is no
+// r K^j with r <= K), where only the tree runs; `instead` names what applies.
+template <Topology Topo>
+void check_complete_groups(const call_args& call, const layout& l, algorithm a,
+                           std::initializer_list<algorithm> folds, std::string_view instead) {
+  if (tree_only<Topo>(l) && std::ranges::find(folds, a) != folds.end())
+    call.reject("algorithm::", to_string(a), " on ", Topo::name(),
+                " needs complete digit groups, p = r K^j with r <= K, got p = ", call.p(), " (use ",
+                instead, ")");
 }
 
 // broadcast, reduce, scatter and gather: the tree on every topology, the

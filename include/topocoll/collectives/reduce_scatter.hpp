@@ -21,8 +21,9 @@
 // With a non-commutative operator the dimensions are walked low to high, so
 // every partial covers a contiguous range of ranks, with the blocks laid out
 // digit-reversed (kernels/all_to_all_broadcast.hpp).
-// options::algo: automatic, or algorithm::tree (the k-nomial tree on any
-// topology).
+// options::algo: algorithm::fold (the above), algorithm::tree (reduce to rank
+// 0 along the k-nomial tree of any topology, then scatter), or automatic: the
+// one the cost model prices lower.
 
 #include "../kernels/all_to_all_broadcast.hpp"
 #include "arguments.hpp"
@@ -35,11 +36,17 @@ void reduce_scatter(C& c, In&& input, Out&& output, Op op, const options& opt = 
   const auto [call, in, out] = detail::open_call<Topo>("reduce_scatter", c, input, output);
   const detail::collective_scope scope(c, call.info(out, opt.algo));
   call.size("in (p * out.size())", in.size(), static_cast<std::size_t>(call.p()) * out.size());
-  call.algorithm(opt.algo, {algorithm::tree});
+  call.algorithm(opt.algo, {algorithm::tree, algorithm::fold});
+  const layout l = Topo::shape(call.p());
+  detail::check_complete_groups<Topo>(call, l, opt.algo, {algorithm::fold},
+                                      "algorithm::automatic or algorithm::tree");
   call.in_place(in, out, 0);
   if (out.empty()) return;
   if (call.p() == 1) return detail::copy_to(in, out);
-  detail::all_to_all_broadcast::reduce_scatter<Topo>(c, Topo::shape(call.p()), in, out, op, opt);
+  namespace kernel = detail::all_to_all_broadcast;
+  using T = buffer_value_t<Out>;
+  const options chosen{kernel::choose_reduce_scatter<Topo, T, Op>(l, out.size(), opt), opt.cost};
+  kernel::reduce_scatter<Topo>(c, l, in, out, op, chosen);
 }
 
 }  // namespace topocoll

@@ -29,7 +29,12 @@ enum class algorithm {
   pairwise,           // p - 1 direct exchanges, partner = rank XOR j or (rank + j) mod p
   two_stage,          // many-to-many with bounded traffic (all_to_all_v)
   bidirectional,      // store-and-forward round each ring both ways (linear dimensions)
+  // all_gather, reduce_scatter
+  fold,  // the topology's own all-to-all broadcast / reduction, dimension by dimension
 };
+
+// The number of algorithms: algorithm{0} .. algorithm{algorithm_count - 1}.
+inline constexpr int algorithm_count = static_cast<int>(algorithm::fold) + 1;
 
 constexpr std::string_view to_string(algorithm a) {
   constexpr std::string_view names[] = {"automatic",
@@ -43,7 +48,9 @@ constexpr std::string_view to_string(algorithm a) {
                                         "store_and_forward",
                                         "pairwise",
                                         "two_stage",
-                                        "bidirectional"};
+                                        "bidirectional",
+                                        "fold"};
+  static_assert(std::size(names) == algorithm_count, "to_string: one name per algorithm");
   const auto i = static_cast<std::size_t>(a);
   return i < std::size(names) ? names[i] : "?";
 }

@@ -28,28 +28,19 @@ namespace topocoll::detail::all_to_all_broadcast {
 
 // ---- all_reduce ------------------------------------------------------------------
 
-// The t_s + t_w m model of all_reduce's two dimension folds over vl. A linear
-// dimension's order-keeping reduce-scatter sends up to two messages per step.
+// The t_s + t_w m model of all_reduce's two dimension folds over vl: every
+// rank exchanges at every step, messages of `bytes` (recursive doubling), or
+// each dimension's pieces both ways (reduce-scatter + all-gather).
 struct all_reduce_cost {
   double recursive_doubling = 0, reduce_scatter_all_gather = 0;
 };
-inline all_reduce_cost predict_all_reduce(const layout& vl, std::size_t bytes, bool two_way_rs,
+inline all_reduce_cost predict_all_reduce(const layout& vl, std::size_t bytes, rs_messages rs,
                                           const cost_model& model) {
-  // Every rank exchanges at every step: the busy figures, for messages of
-  // `bytes` (recursive doubling) and of each dimension's pieces
-  // (reduce-scatter + all-gather: bytes / s_0, then bytes / (s_0 s_1), ...).
-  const cost_model cm = model.all_busy(bytes);
   all_reduce_cost t;
-  std::size_t piece = bytes;
-  for (int j = 0; j < vl.ndims; ++j) {
-    const int steps = vl.dims[j].radix - 1;
-    piece /= static_cast<std::size_t>(vl.dims[j].radix);
-    t.recursive_doubling += steps * cm.message(bytes);
-    t.reduce_scatter_all_gather +=
-        steps * model.all_busy(piece).ts_us * (two_way_rs && vl.dims[j].radix > 2 ? 3.0 : 2.0);
-  }
-  t.reduce_scatter_all_gather +=
-      2.0 * cm.tw_us_per_byte * static_cast<double>(bytes) * (vl.p - 1) / static_cast<double>(vl.p);
+  for (int j = 0; j < vl.ndims; ++j)
+    t.recursive_doubling += (vl.dims[j].radix - 1) * model.busy_message(bytes);
+  t.reduce_scatter_all_gather =
+      fold_time(vl, bytes, rs, model) + fold_time(vl, bytes, rs_messages::one, model);
   return t;
 }
 
@@ -64,13 +55,11 @@ inline all_reduce_cost with_combines(all_reduce_cost t, const layout& vl, std::s
   return t;
 }
 
-template <Topology Topo, class T, class Op>
-inline constexpr bool two_way_rs = dim_step<Topo::kind>::fold_reorders && !is_commutative_v<Op, T>;
-
 // The two folds of `bytes` over vl under the model, messages and combines.
 template <Topology Topo, class T, class Op>
 all_reduce_cost all_reduce_folds(const layout& vl, std::size_t bytes, const cost_model& cm) {
-  return with_combines(predict_all_reduce(vl, bytes, two_way_rs<Topo, T, Op>, cm), vl, bytes, cm);
+  return with_combines(predict_all_reduce(vl, bytes, rs_messages_for<Topo, T, Op>(), cm), vl, bytes,
+                       cm);
 }
 
 // automatic: the cheaper fold under the model; reduce_scatter_all_gather
@@ -97,7 +86,7 @@ bool reduce_broadcast_wins(const layout& l, std::size_t m, const options& opt) {
   if (opt.algo != algorithm::automatic || l.p < 3) return false;
   const std::size_t bytes = m * sizeof(T);
   const fold_map f = Topo::folding(l);
-  const layout vl = f.e == 0 ? l : Topo::shape(f.active());
+  const layout vl = active_layout<Topo>(l);
   const all_reduce_cost t = all_reduce_folds<Topo, T, Op>(vl, bytes, opt.cost);
   double fold = m >= static_cast<std::size_t>(vl.p)
                     ? std::min(t.recursive_doubling, t.reduce_scatter_all_gather)

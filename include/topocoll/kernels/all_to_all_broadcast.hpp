@@ -424,13 +424,6 @@ struct folded_blocks {
   std::size_t operator[](int w) const { return off[fm.lo(w)]; }
 };
 
-// A k-nomial layout with absent ranks has incomplete digit groups: only the
-// tree (gather / reduce to rank 0, then broadcast / scatter) applies there.
-template <Topology Topo>
-bool tree_only(const layout& l) {
-  return l.extent != l.p && Topo::folding(l).e == 0;
-}
-
 // Runs a fold kernel over the 2^floor(log p) active ranks of a binary topology
 // on p ranks that are no power of two, over all ranks otherwise: the first 2e
 // ranks pair up (2i, 2i + 1), the even one hands its data to the odd one
@@ -455,6 +448,93 @@ template <Transport C, class T>
 void hand_over(C& c, int partner, std::span<const T> mine, std::span<T> result) {
   c.send(partner, detail::tag::fold, mine);
   c.recv(partner, detail::tag::fold, result);
+}
+
+// ---- the model and the automatic choice ------------------------------------------
+
+// How many messages a reduce-scatter step along a linear dimension sends: one,
+// or two for the order-keeping linear array of a non-commutative operator
+// (rs_linear_array).
+enum class rs_messages { one, two };
+
+template <Topology Topo, class T, class Op>
+constexpr rs_messages rs_messages_for() {
+  return dim_step<Topo::kind>::fold_reorders && !is_commutative_v<Op, T> ? rs_messages::two
+                                                                         : rs_messages::one;
+}
+
+// The ranks a fold runs over: all of l, or the 2^floor(log2 p) active ones.
+template <Topology Topo>
+layout active_layout(const layout& l) {
+  const fold_map f = Topo::folding(l);
+  return f.e == 0 ? l : Topo::shape(f.active());
+}
+
+// One all-to-all broadcast (or reduction) fold over vl of `bytes` in vl.p
+// blocks, without combines: every rank sends and receives at every step (the
+// busy, duplex figures), the pieces bytes / s_0, bytes / (s_0 s_1), ... along
+// the dimensions, and t_w for (P - 1) / P of the bytes.
+inline double fold_time(const layout& vl, std::size_t bytes, rs_messages per_step,
+                        const cost_model& model) {
+  double t = 0;
+  std::size_t piece = bytes;
+  for (int j = 0; j < vl.ndims; ++j) {
+    const int s = vl.dims[j].radix;
+    piece /= static_cast<std::size_t>(s);
+    const int messages = per_step == rs_messages::two && s > 2 ? 2 : 1;
+    t += (s - 1) * messages * model.all_busy(piece).ts_us;
+  }
+  return t + model.all_busy().tw_us_per_byte * static_cast<double>(bytes) * (vl.p - 1) /
+                 static_cast<double>(vl.p);
+}
+
+// An all-to-all broadcast (reduction) of blocks of block_bytes on l under the
+// model, without combines: the fold, with the two hand-offs of a p that fills
+// no hypercube, or the tree: a gather to rank 0 and a broadcast of all p
+// blocks (a reduce of them and a scatter).
+struct fold_or_tree {
+  double fold, tree;
+};
+template <Topology Topo>
+fold_or_tree predict(const layout& l, std::size_t block_bytes, rs_messages per_step,
+                     const cost_model& cm) {
+  const std::size_t bytes = block_bytes * static_cast<std::size_t>(l.p);
+  double fold = fold_time(active_layout<Topo>(l), bytes, per_step, cm);
+  if (Topo::folding(l).e != 0) fold += cm.message(block_bytes) + cm.message(bytes);
+  using tree_topo = one_to_all::tree_topology<Topo>;
+  const layout tl = one_to_all::tree_at_zero<Topo>(l.p).l;
+  return {fold, one_to_all::gather_time<tree_topo>(tl, block_bytes, cm) +
+                    one_to_all::tree_time<tree_topo>(tl, bytes, cm)};
+}
+
+// automatic: algorithm::tree where the model prices it below the fold. A
+// tree step keeps few ranks busy, each sending or receiving; a fold step keeps
+// every rank sending and receiving. The tree wins for short blocks where that
+// costs more (duplex_ts > 1: ranks that share cores) or where a ring
+// dimension is long (its s - 1 start-ups against the tree's 2 ceil(log2 s)).
+template <Topology Topo>
+algorithm choose_all_gather(const layout& l, std::size_t block_bytes, const options& opt) {
+  if (opt.algo != algorithm::automatic) return opt.algo;
+  if (tree_only<Topo>(l)) return algorithm::tree;
+  const fold_or_tree t = predict<Topo>(l, block_bytes, rs_messages::one, opt.cost);
+  return t.tree < t.fold ? algorithm::tree : algorithm::fold;
+}
+
+// The same for reduce_scatter, each side with its combines: the fold's
+// (P - 1) / P of the p blocks (all of them again on a folded pair), the tree
+// root's all p blocks once per child.
+template <Topology Topo, class T, class Op>
+algorithm choose_reduce_scatter(const layout& l, std::size_t m, const options& opt) {
+  if (opt.algo != algorithm::automatic) return opt.algo;
+  if (tree_only<Topo>(l)) return algorithm::tree;
+  const cost_model& cm = opt.cost;
+  const std::size_t bytes = m * sizeof(T) * static_cast<std::size_t>(l.p);
+  const fold_or_tree t = predict<Topo>(l, m * sizeof(T), rs_messages_for<Topo, T, Op>(), cm);
+  const int vp = active_layout<Topo>(l).p;
+  const double fold = t.fold + cm.combine(bytes) * ((vp - 1.0) / vp + (vp < l.p ? 1 : 0));
+  const int children = one_to_all::root_children<one_to_all::tree_topology<Topo>>(
+      one_to_all::tree_at_zero<Topo>(l.p).l);
+  return t.tree + children * cm.combine(bytes) < fold ? algorithm::tree : algorithm::fold;
 }
 
 // ---- all_gather ------------------------------------------------------------------

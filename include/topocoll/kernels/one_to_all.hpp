@@ -78,18 +78,32 @@ rooted_tree<tree_topology<Topo>> tree_at_zero(int p) {
   return {tree_topology<Topo>::shape(p), 0};
 }
 
-// The tree's time under the model: the root's sends, one whole message each
+// The root's messages down the tree under the model, bytes_of(link) each
 // (log p on a hypercube, ceil(log2 s_j) per side of a ring or mesh, K - 1 per
-// digit of Tree<K>). Its k-th send shares the step with the other holders'
-// sends, about 2^k active ranks, as in a binomial tree.
-template <Topology Topo>
-double tree_time(const layout& l, std::size_t bytes, const cost_model& cm) {
+// digit of Tree<K>). Its k-th shares the step with the other holders', about
+// 2^k active ranks, as in a binomial tree.
+template <Topology Topo, class Bytes>
+double root_time(const layout& l, const cost_model& cm, Bytes bytes_of) {
   double t = 0;
   int k = 0;
   for_each_link<Topo, sweep::down>(l, 0, [&](const link& e) {
-    if (e.to_child) t += cm.message(bytes, 2 << std::min(k++, 29), l.p);
+    if (e.to_child) t += cm.message(bytes_of(e), 2 << std::min(k++, 29), l.p);
   });
   return t;
+}
+
+// The tree's time: one whole message of `bytes` per child of the root.
+template <Topology Topo>
+double tree_time(const layout& l, std::size_t bytes, const cost_model& cm) {
+  return root_time<Topo>(l, cm, [&](const link&) { return bytes; });
+}
+
+// A gather to (or a scatter from) rank 0 of blocks of block_bytes: each child
+// of the root sends (receives) its subtree's blocks.
+template <Topology Topo>
+double gather_time(const layout& l, std::size_t block_bytes, const cost_model& cm) {
+  return root_time<Topo>(
+      l, cm, [&](const link& e) { return block_bytes * static_cast<std::size_t>(e.hi - e.lo); });
 }
 
 // The root's children: the partials the root combines in a tree reduction.

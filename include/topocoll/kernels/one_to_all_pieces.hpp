@@ -40,17 +40,14 @@ namespace a2ab = all_to_all_broadcast;
 // f(std::type_identity<S>{}, layout): the topology the pieces travel over.
 template <Topology Topo, class F>
 decltype(auto) on_piece_topology(const layout& l, F&& f) {
-  if (a2ab::tree_only<Topo>(l))
-    return f(std::type_identity<Hypercube<>>{}, Hypercube<>::shape(l.p));
+  if (tree_only<Topo>(l)) return f(std::type_identity<Hypercube<>>{}, Hypercube<>::shape(l.p));
   return f(std::type_identity<Topo>{}, l);
 }
 
 // ---- the model -------------------------------------------------------------------
 
-// How many messages a reduce-scatter step along a linear dimension sends: one,
-// or two for the order-keeping linear array of a non-commutative operator
-// (all_to_all_broadcast.hpp, rs_linear_array).
-enum class rs_messages { one, two };
+using a2ab::rs_messages;
+using a2ab::rs_messages_for;
 
 // The split over S's layout l: all_reduce's figure for reduce-scatter +
 // all-gather (a scatter or a gather costs what an all-gather does: the same
@@ -61,9 +58,8 @@ template <Topology S>
 double pieces_time(const layout& l, std::size_t bytes, int root, rs_messages rs,
                    const cost_model& cm) {
   const fold_map f = S::folding(l);
-  const layout vl = f.e == 0 ? l : S::shape(f.active());
   double t =
-      a2ab::predict_all_reduce(vl, bytes, rs == rs_messages::two, cm).reduce_scatter_all_gather;
+      a2ab::predict_all_reduce(a2ab::active_layout<S>(l), bytes, rs, cm).reduce_scatter_all_gather;
   if (f.e != 0) t += cm.message(bytes) * (f.folded_away(root) ? 2 : 1);
   return t;
 }
@@ -176,13 +172,6 @@ void reduce_scatter_gather(C& c, const layout& l, in_out<T> io, const Op& op, in
   on_piece_topology<Topo>(l, [&]<class S>(std::type_identity<S>, const layout& sl) {
     reduce_scatter_gather_on<S>(c, sl, io, op, root);
   });
-}
-
-// How reduce_scatter_gather's reduce-scatter runs for Op on Topo.
-template <Topology Topo, class T, class Op>
-constexpr rs_messages rs_messages_for() {
-  return dim_step<Topo::kind>::fold_reorders && !is_commutative_v<Op, T> ? rs_messages::two
-                                                                         : rs_messages::one;
 }
 
 }  // namespace topocoll::detail::one_to_all
