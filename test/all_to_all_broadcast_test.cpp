@@ -655,7 +655,8 @@ void run_synchronous() {
 //    against 2 log2 p, the fold.
 //  * Steps in which every rank sends and receives at 2.5x a one-way step's
 //    start-up (4 ranks on 2 cores): the tree at p = 4 on short blocks too,
-//    except those of the short class, which cost no more both ways.
+//    except those of the short class, which cost no more both ways, and
+//    except where the fold is pairwise exchanges alone.
 BOOST_AUTO_TEST_CASE(automatic_takes_the_tree_where_the_model_prices_it_lower) {
   namespace a2ab = detail::all_to_all_broadcast;
   auto ag = [](auto topo, int p, std::size_t bytes, const cost_model& cm) {
@@ -680,7 +681,10 @@ BOOST_AUTO_TEST_CASE(automatic_takes_the_tree_where_the_model_prices_it_lower) {
   cost_model shared = seeds;
   shared.duplex_ts = 2.5;
   BOOST_TEST((ag(Ring{}, 4, 512, shared) == tree));
-  BOOST_TEST((ag(Hypercube<>{}, 4, 512, shared) == tree));
+  BOOST_TEST((ag(Tree<4>{}, 4, 512, shared) == tree));
+  // pairwise exchanges alone: the fold, the duplex figures being a shift's
+  BOOST_TEST((ag(Hypercube<>{}, 4, 512, shared) == fold));
+  BOOST_TEST((rs(Mesh<2>{}, 4, 64, shared) == fold));
   BOOST_TEST((ag(Ring{}, 4, 1 << 20, shared) == fold));
   BOOST_TEST((rs(Ring{}, 4, 64, shared) == tree));
   BOOST_TEST((rs(Ring{}, 4, 1 << 17, shared) == fold));
