@@ -520,10 +520,13 @@ inline bool shifts(const layout& vl) {
 // every rank sending and receiving. The tree wins for short blocks where that
 // costs more (duplex_ts > 1: ranks that share cores) or where a ring
 // dimension is long (its s - 1 start-ups against the tree's 2 ceil(log2 s)).
-// duplex_ts is measured on a ring shift. A fold of pairwise exchanges alone
-// (radix 2) keeps the fold: under the seeds' model it has half the tree's
-// start-ups, and with 4 ranks on 2 cores it ran 1.1-1.37x faster than the
-// tree at blocks of 1-16 KiB, where the shift's figures priced it higher.
+// A fold of pairwise exchanges alone (radix 2) keeps the fold: under the
+// seeds' model it has half the tree's start-ups, and with 4 ranks on 2 cores
+// it ran 1.1-1.37x faster than the tree at blocks of 1-16 KiB, where the
+// calibrated figures priced it higher. The figures are not wrong about the
+// exchange (every rank's pairwise exchange took as long as the ring shift
+// they come from, within 10 % at 8 B-512 KiB), so it is the tree they
+// underprice there; the rule keeps the measured winner.
 template <Topology Topo>
 algorithm choose_all_gather(const layout& l, std::size_t block_bytes, const options& opt) {
   if (opt.algo != algorithm::automatic) return opt.algo;
