@@ -507,12 +507,20 @@ fold_or_tree predict(const layout& l, std::size_t block_bytes, rs_messages per_s
                     one_to_all::tree_time<tree_topo>(tl, bytes, cm)};
 }
 
-// Whether the fold has a step in which a rank sends to one rank and receives
-// from another: a dimension of more than two coordinates.
-inline bool shifts(const layout& vl) {
-  for (int j = 0; j < vl.ndims; ++j)
-    if (vl.dims[j].radix > 2) return true;
-  return false;
+// Whether the fold over l's active ranks has a step in which a rank sends to
+// one rank and receives from another: a dimension of more than two
+// coordinates. Never on a hypercube, whose dimensions are all binary: known
+// at compile time, so its automatic choice costs nothing.
+template <Topology Topo>
+bool shifts(const layout& l) {
+  if constexpr (Topo::kind == dim_kind::binary) {
+    return false;
+  } else {
+    const layout vl = active_layout<Topo>(l);
+    for (int j = 0; j < vl.ndims; ++j)
+      if (vl.dims[j].radix > 2) return true;
+    return false;
+  }
 }
 
 // automatic: algorithm::tree where the model prices it below the fold. A
@@ -531,7 +539,7 @@ template <Topology Topo>
 algorithm choose_all_gather(const layout& l, std::size_t block_bytes, const options& opt) {
   if (opt.algo != algorithm::automatic) return opt.algo;
   if (tree_only<Topo>(l)) return algorithm::tree;
-  if (!shifts(active_layout<Topo>(l))) return algorithm::fold;
+  if (!shifts<Topo>(l)) return algorithm::fold;
   const fold_or_tree t = predict<Topo>(l, block_bytes, rs_messages::one, opt.cost);
   return t.tree < t.fold ? algorithm::tree : algorithm::fold;
 }
@@ -543,7 +551,7 @@ template <Topology Topo, class T, class Op>
 algorithm choose_reduce_scatter(const layout& l, std::size_t m, const options& opt) {
   if (opt.algo != algorithm::automatic) return opt.algo;
   if (tree_only<Topo>(l)) return algorithm::tree;
-  if (!shifts(active_layout<Topo>(l))) return algorithm::fold;
+  if (!shifts<Topo>(l)) return algorithm::fold;
   const cost_model& cm = opt.cost;
   const std::size_t bytes = m * sizeof(T) * static_cast<std::size_t>(l.p);
   const fold_or_tree t = predict<Topo>(l, m * sizeof(T), rs_messages_for<Topo, T, Op>(), cm);

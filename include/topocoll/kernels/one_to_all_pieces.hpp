@@ -64,16 +64,15 @@ double pieces_time(const layout& l, std::size_t bytes, int root, rs_messages rs,
   return t;
 }
 
-// automatic: the pieces when the model prices them below the tree and, on a
-// topology of linear dimensions, below the pipeline; only for a trivially
-// copyable T (a known byte size), and pieces of at least the pipeline's
-// shortest segment (min_segment_bytes, 50 t_s / t_w: the extra start-ups cost
-// far more than t_s on a busy node; benchmark/README.md).
+// Whether the model prices the pieces of `bytes` below the tree and, on a
+// topology of linear dimensions, below the pipeline. Never inlined: it is
+// only reached for messages of at least a segment, and where GCC 12 inlined
+// it, it left pieces_win out of line instead, a call on every short
+// broadcast and reduce (benchmark/README.md, instructions per call).
 template <Topology Topo, class T>
-bool pieces_win(const layout& l, std::size_t m, int root, rs_messages rs, const cost_model& cm) {
-  const std::size_t bytes = m * sizeof(T);
-  // no piece can reach a segment: nothing to price (a short call stays short)
-  if (!std::is_trivially_copyable_v<T> || l.p < 2 || bytes < min_segment_bytes(cm)) return false;
+[[gnu::noinline]] bool pieces_priced_lower(const layout& l, std::size_t bytes, int root,
+                                           rs_messages rs, const cost_model& cm) {
+  const std::size_t m = bytes / sizeof(T);
   double best = tree_time<Topo>(l, bytes, cm);
   if constexpr (chain_dims<Topo>) {
     double pipe = 0;
@@ -85,6 +84,18 @@ bool pieces_win(const layout& l, std::size_t m, int root, rs_messages rs, const 
     return bytes / pieces >= min_segment_bytes(cm) &&
            pieces_time<S>(sl, bytes, root, rs, cm) < best;
   });
+}
+
+// automatic: the pieces when the model prices them lower; only for a
+// trivially copyable T (a known byte size), and pieces of at least the
+// pipeline's shortest segment (min_segment_bytes, 50 t_s / t_w: the extra
+// start-ups cost far more than t_s on a busy node; benchmark/README.md).
+template <Topology Topo, class T>
+bool pieces_win(const layout& l, std::size_t m, int root, rs_messages rs, const cost_model& cm) {
+  const std::size_t bytes = m * sizeof(T);
+  // no piece can reach a segment: nothing to price (a short call stays short)
+  if (!std::is_trivially_copyable_v<T> || l.p < 2 || bytes < min_segment_bytes(cm)) return false;
+  return pieces_priced_lower<Topo, T>(l, bytes, root, rs, cm);
 }
 
 // The choice for broadcast (split = scatter_all_gather) or reduce (split =

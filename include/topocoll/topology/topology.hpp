@@ -259,10 +259,10 @@ constexpr void for_each_dim(const layout& l, F&& f) {
 
 // A k-nomial layout with absent ranks has incomplete digit groups: only the
 // tree (gather / reduce to rank 0, then broadcast / scatter) applies there, no
-// fold.
+// fold. Other kinds never have them.
 template <Topology Topo>
 constexpr bool tree_only(const layout& l) {
-  return l.extent != l.p && Topo::folding(l).e == 0;
+  return Topo::kind == dim_kind::knomial && l.extent != l.p && Topo::folding(l).e == 0;
 }
 
 }  // namespace detail
