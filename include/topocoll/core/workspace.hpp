@@ -22,6 +22,7 @@
 // released; topocoll::release_workspace() frees the calling thread's pool.
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -119,6 +120,7 @@ class scratch {
     if constexpr (inert_element<T>) {
       data_ = T::topocoll_reserve(n);
     } else if constexpr (pooled_scratch<T>) {
+      if (n == 0) return;  // nothing to hold: the pool is not touched
       std::byte* d = nullptr;
       slot_ = workspace_pool::local().acquire(n * sizeof(T), d);
       data_ = reinterpret_cast<T*>(d);
@@ -130,7 +132,8 @@ class scratch {
   scratch(const scratch&) = delete;
   scratch& operator=(const scratch&) = delete;
   ~scratch() {
-    if constexpr (pooled_scratch<T> && !inert_element<T>) workspace_pool::local().release(slot_);
+    if constexpr (pooled_scratch<T> && !inert_element<T>)
+      if (slot_ != no_slot) workspace_pool::local().release(slot_);
   }
 
   std::span<T> span() const { return {data_, n_}; }
@@ -141,7 +144,8 @@ class scratch {
   struct none {};
   std::size_t n_;
   T* data_ = nullptr;
-  std::size_t slot_ = 0;
+  static constexpr std::size_t no_slot = SIZE_MAX;
+  std::size_t slot_ = no_slot;
   [[no_unique_address]] std::conditional_t<pooled_scratch<T> || inert_element<T>, none,
                                            std::vector<T>>
       store_;

@@ -63,14 +63,14 @@ all_reduce_cost all_reduce_folds(const layout& vl, std::size_t bytes, const cost
 }
 
 // automatic: the cheaper fold under the model; reduce_scatter_all_gather
-// needs a piece for every active rank.
+// needs a piece for every active rank, so a shorter message is not priced.
 template <Topology Topo, class T, class Op>
 algorithm choose_all_reduce(const layout& vl, std::size_t m, const options& opt) {
   if (opt.algo != algorithm::automatic) return opt.algo;
+  if (m < static_cast<std::size_t>(vl.p)) return algorithm::recursive_doubling;
   const auto t = all_reduce_folds<Topo, T, Op>(vl, m * sizeof(T), opt.cost);
-  return t.reduce_scatter_all_gather < t.recursive_doubling && m >= static_cast<std::size_t>(vl.p)
-             ? algorithm::reduce_scatter_all_gather
-             : algorithm::recursive_doubling;
+  return t.reduce_scatter_all_gather < t.recursive_doubling ? algorithm::reduce_scatter_all_gather
+                                                            : algorithm::recursive_doubling;
 }
 
 // automatic: reduce + broadcast where the model prices the two tree sweeps
@@ -81,22 +81,30 @@ algorithm choose_all_reduce(const layout& vl, std::size_t m, const options& opt)
 // Where ranks share cores (busy_ts, busy_tw > 1) a tree step leaves most
 // ranks idle while a fold keeps every one busy, and the trees win sooner.
 // Each side pays its combines: the root's one per child, the fold's above.
+// Never inlined, like one_to_all::pieces_priced_lower: the guard in
+// reduce_broadcast_wins stays in the caller, so p = 2 pays no call.
 template <Topology Topo, class T, class Op>
-bool reduce_broadcast_wins(const layout& l, std::size_t m, const options& opt) {
-  if (opt.algo != algorithm::automatic || l.p < 3) return false;
+[[gnu::noinline]] bool trees_priced_lower(const layout& l, std::size_t m, const cost_model& cm) {
   const std::size_t bytes = m * sizeof(T);
   const fold_map f = Topo::folding(l);
   const layout vl = active_layout<Topo>(l);
-  const all_reduce_cost t = all_reduce_folds<Topo, T, Op>(vl, bytes, opt.cost);
+  const all_reduce_cost t = all_reduce_folds<Topo, T, Op>(vl, bytes, cm);
   double fold = m >= static_cast<std::size_t>(vl.p)
                     ? std::min(t.recursive_doubling, t.reduce_scatter_all_gather)
                     : t.recursive_doubling;
-  if (f.e != 0) fold += 2 * opt.cost.message(bytes) + opt.cost.combine(bytes);
+  if (f.e != 0) fold += 2 * cm.message(bytes) + cm.combine(bytes);
   using tree_topo = one_to_all::tree_topology<Topo>;
   const auto tree = one_to_all::tree_at_zero<Topo>(l.p);
-  return 2 * one_to_all::tree_time<tree_topo>(tree.l, bytes, opt.cost) +
-             one_to_all::root_children<tree_topo>(tree.l) * opt.cost.combine(bytes) <
+  return 2 * one_to_all::tree_time<tree_topo>(tree.l, bytes, cm) +
+             one_to_all::root_children<tree_topo>(tree.l) * cm.combine(bytes) <
          fold;
+}
+
+// On two ranks the fold is one exchange, which the trees cannot beat.
+template <Topology Topo, class T, class Op>
+bool reduce_broadcast_wins(const layout& l, std::size_t m, const options& opt) {
+  return opt.algo == algorithm::automatic && l.p > 2 &&
+         trees_priced_lower<Topo, T, Op>(l, m, opt.cost);
 }
 
 // The all-to-all reduction of src (m elements) in pieces at offsets off, in
