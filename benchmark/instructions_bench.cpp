@@ -1,6 +1,7 @@
-// instructions_bench: instructions per call of topocoll's broadcast and
-// all_gather on Hypercube<D> against the textbook loops (Grama et al. ch. 4,
-// Algorithm 4.2 and Algorithm 4.7) written by hand, over the same do-nothing
+// instructions_bench: instructions per call of topocoll's broadcast,
+// all_gather and all_reduce on Hypercube<D> against the textbook loops
+// (Grama et al. ch. 4, Algorithm 4.2, Algorithm 4.7, and Algorithm 4.7 with
+// the combine of Section 4.3.1) written by hand, over the same do-nothing
 // transport. No MPI, no threads: one process plays every rank in turn, and no
 // data moves. What is left is each call's own work: the loop, the address
 // arithmetic, and whatever else the library does per call.
@@ -17,7 +18,7 @@
 // checks that the library and the hand loops issue the same transport calls,
 // and says that the counts need callgrind.
 //
-//   instructions_bench [--only broadcast|all_gather] [--calls N]
+//   instructions_bench [--only broadcast|all_gather|all_reduce] [--calls N]
 //
 // --calls: calls per measured variant, about (default 8192; rounded to whole
 // rounds of p calls).
@@ -28,11 +29,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include <topocoll/collectives/all_gather.hpp>
+#include <topocoll/collectives/all_reduce.hpp>
 #include <topocoll/collectives/broadcast.hpp>
 #include <topocoll/core/concepts.hpp>
 #include <topocoll/core/nonblocking.hpp>
@@ -150,6 +153,23 @@ void hand_all_gather(C& c, std::span<const T> my_msg, std::span<T> result) {
   }
 }
 
+// ---- Section 4.3.1: all-reduce, Algorithm 4.7 with "result := result + msg" ---
+// Every rank sends its partial to partner = my_id XOR 2^i and combines what it
+// receives, the lower rank's partial on the left (rank order), in place in
+// result. The partial of the first step is my_msg itself.
+template <int D, class C, class T, class Op>
+void hand_all_reduce(C& c, std::span<const T> my_msg, std::span<T> result, std::span<T> tmp,
+                     Op op) {
+  const int my_id = c.rank();
+  for (int i = 0; i < D; ++i) {
+    const int partner = my_id ^ (1 << i);
+    const std::span<const T> msg = i == 0 ? my_msg : std::span<const T>(result);
+    c.sendrecv(partner, msg, partner, tmp, hand_tag);
+    for (std::size_t k = 0; k < result.size(); ++k)
+      result[k] = partner < my_id ? op(tmp[k], msg[k]) : op(msg[k], tmp[k]);
+  }
+}
+
 // ---- the variants ------------------------------------------------------------
 enum class impl { topocoll, hand };
 
@@ -167,6 +187,14 @@ void all_gather_call(C& c, std::span<const int> in, std::span<int> out) {
     topocoll::all_gather<topocoll::Hypercube<D>>(c, std::span<const int>(in), std::span<int>(out));
   else
     hand_all_gather<D>(c, in, out);
+}
+
+template <int D, impl I, class C>
+void all_reduce_call(C& c, std::span<const int> in, std::span<int> out, std::span<int> tmp) {
+  if constexpr (I == impl::topocoll)
+    topocoll::all_reduce<topocoll::Hypercube<D>>(c, in, out, std::plus<>{});
+  else
+    hand_all_reduce<D>(c, in, out, tmp, std::plus<>{});
 }
 
 // One round: every rank once. noinline so that each variant is its own
@@ -187,6 +215,15 @@ template <int D, impl I>
   }
 }
 
+template <int D, impl I>
+[[gnu::noinline]] void all_reduce_round(std::span<const int> in, std::span<int> out,
+                                        std::span<int> tmp) {
+  for (int r = 0; r < (1 << D); ++r) {
+    NullComm<false> c(r, 1 << D);
+    all_reduce_call<D, I>(c, in, out, tmp);
+  }
+}
+
 // The harness alone: the same loop around an empty out-of-line call with the
 // same arguments, to show what the loop itself costs per call.
 [[gnu::noipa]] void empty_call(NullComm<false>& c, std::span<int> buf, int root) {
@@ -201,7 +238,7 @@ template <int D>
 }
 
 struct config {
-  bool broadcast = true, all_gather = true;
+  bool broadcast = true, all_gather = true, all_reduce = true;
   long calls = 8192;
 };
 
@@ -213,6 +250,14 @@ void check_same(const std::string& what, const std::vector<call>& lib,
   ++failures;
   std::printf("MISMATCH %s: topocoll made %zu transport calls, the hand loop %zu\n", what.c_str(),
               lib.size(), hand.size());
+}
+
+// The same calls to the same peers with the same sizes, wherever the buffers
+// are: all_reduce receives into a work buffer of the library's own.
+void check_same_shape(const std::string& what, std::vector<call> lib, std::vector<call> hand) {
+  for (auto* log : {&lib, &hand})
+    for (call& k : *log) k.out = k.in = nullptr;
+  check_same(what, lib, hand);
 }
 
 // Zero the counters, run `rounds` rounds, dump under `name`. Everything the
@@ -266,6 +311,20 @@ void run(const config& cfg) {
     measure(v + " topocoll", p, rounds, [&] { all_gather_round<D, impl::topocoll>(in, out); });
     measure(v + " hand", p, rounds, [&] { all_gather_round<D, impl::hand>(in, out); });
   }
+  if (cfg.all_reduce) {
+    const std::string v = "all_reduce " + d;
+    const std::array<int, 1> in{7};
+    std::array<int, 1> out{}, tmp{};
+    std::vector<call> lib, hand;
+    for (int r = 0; r < p; ++r) {
+      NullComm<true> cl(r, p, &lib), ch(r, p, &hand);
+      all_reduce_call<D, impl::topocoll>(cl, in, out, tmp);
+      all_reduce_call<D, impl::hand>(ch, in, out, tmp);
+    }
+    check_same_shape(v, lib, hand);
+    measure(v + " topocoll", p, rounds, [&] { all_reduce_round<D, impl::topocoll>(in, out, tmp); });
+    measure(v + " hand", p, rounds, [&] { all_reduce_round<D, impl::hand>(in, out, tmp); });
+  }
 }
 
 }  // namespace
@@ -278,14 +337,16 @@ int main(int argc, char** argv) {
       const std::string w = argv[++i];
       cfg.broadcast = w == "broadcast";
       cfg.all_gather = w == "all_gather";
-      if (!cfg.broadcast && !cfg.all_gather) {
-        std::fprintf(stderr, "--only: broadcast or all_gather, got %s\n", w.c_str());
+      cfg.all_reduce = w == "all_reduce";
+      if (!cfg.broadcast && !cfg.all_gather && !cfg.all_reduce) {
+        std::fprintf(stderr, "--only: broadcast, all_gather or all_reduce, got %s\n", w.c_str());
         return 2;
       }
     } else if (a == "--calls" && i + 1 < argc) {
       cfg.calls = std::atol(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: %s [--only broadcast|all_gather] [--calls N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--only broadcast|all_gather|all_reduce] [--calls N]\n",
+                   argv[0]);
       return 2;
     }
   }
