@@ -187,25 +187,30 @@ BOOST_AUTO_TEST_CASE(a_message_of_the_wrong_size_throws_message_error_on_every_r
 }
 
 // Messages longer and shorter than the receive expects, at every protocol
-// size: below Open MPI's eager limit (4 KiB on shared memory), at it, above it
-// (single copy, where a truncated receive writes past the buffer), and on
-// both sides of the small-message bounce buffer (options::small_message_bytes
-// off, 1 KiB and 4 KiB). Each buffer sits between guard bytes; a mismatch
-// throws message_error and writes nothing, neither in the buffer nor around
-// it, and the pair and tag work again afterwards.
+// size: below Open MPI's eager limit (4040 bytes of payload on shared
+// memory), at it, above it (single copy, where a truncated receive writes
+// past the buffer), and on both sides of the small-message limit E and of
+// the bounce buffer (options::small_message_bytes off, 1024 and 4000; the
+// bounce buffer holds 1 MiB, and a message of E + 1 bytes or of more than
+// 1 MiB goes after a marker; an empty message meets a probing receive). Each
+// buffer sits between guard bytes; a mismatch throws message_error and writes
+// nothing, neither in the buffer nor around it, and the pair and tag work
+// again afterwards.
 BOOST_AUTO_TEST_CASE(wrong_sizes_at_every_protocol_size_write_nothing) {
   on_every_rank([](mpi::Comm& base, Check& check) {
     constexpr std::size_t guard = 64;
     constexpr std::uint8_t fill = 0x5a;
-    for (std::size_t small : {std::size_t{0}, std::size_t{1024}, std::size_t{4096}}) {
+    constexpr std::size_t mib = std::size_t{1} << 20;
+    for (std::size_t small : {std::size_t{0}, std::size_t{1024}, std::size_t{4000}}) {
       mpi::options o;
       o.small_message_bytes = small;
       mpi::Comm c(base.base(), o);
-      const std::size_t sizes[] = {0,    1,    8,    1023, 1024,  1025,   4000,
-                                   4095, 4096, 4097, 8192, 65536, 1 << 20};
+      const std::size_t sizes[] = {0,    1,    8,    1023, 1024,  1025, 4000,   4001,
+                                   4040, 4041, 4096, 8192, 65536, mib,  mib + 1};
       for (std::size_t want : sizes)
         for (std::size_t sent : {want + 1, want == 0 ? std::size_t{8} : want - 1,
-                                 want < 4096 ? std::size_t{65536} : std::size_t{8}}) {
+                                 want < 4096 ? std::size_t{65536} : std::size_t{8},
+                                 want < 4096 ? mib + 1 : std::size_t{0}}) {
           const std::vector<std::uint8_t> out = pattern(sent, c.rank());
           std::vector<std::uint8_t> in(want + 2 * guard, fill);
           const std::span<std::uint8_t> buf(in.data() + guard, want);
@@ -363,8 +368,10 @@ static_assert(topocoll::NonblockingTransport<mpi::Comm, tc_test::Particle>);
 BOOST_AUTO_TEST_CASE(isend_to_every_rank_then_receive_in_reverse_order) {
   on_every_rank([](mpi::Comm& c, Check& check) {
     // Large enough for the rendezvous protocol: blocking sends to every rank
-    // before any receive would deadlock; isends must not.
-    for (std::size_t n : {std::size_t{0}, std::size_t{3}, std::size_t{300000}}) {
+    // before any receive would deadlock; isends must not. 4001 and 1 MiB + 1
+    // bytes go after a marker (small_message_bytes 4000 by default).
+    for (std::size_t n : {std::size_t{0}, std::size_t{3}, std::size_t{4001}, std::size_t{300000},
+                          (std::size_t{1} << 20) + 1}) {
       std::vector<std::vector<std::uint8_t>> out;
       for (int d = 0; d < c.size(); ++d) out.push_back(pattern(n, c.rank() * 100 + d));
       std::vector<mpi::Comm::request> reqs;

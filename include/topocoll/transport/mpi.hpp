@@ -34,33 +34,38 @@
 // contiguous derived datatype, so sizes above 2^31 bytes travel intact and a
 // receiver still checks them as one unit.
 //
-// Sizes are checked before anything is written: recv probes the message
-// (MPI_Mprobe, which also pins the exact message it received, thread-safe),
-// compares its size with the buffer, then receives it (MPI_Mrecv). A
-// mismatch consumes the message into a scratch buffer (so the sender is
-// released) and throws topocoll::message_error naming this rank, the source,
-// the tag and both sizes. Receiving into the exact-size buffer and relying
+// Sizes are checked before anything is written: recv probes every message
+// but a small one (below): MPI_Mprobe, which also pins the exact message it
+// received (thread-safe), a comparison of its size with the buffer, then
+// MPI_Mrecv. A mismatch consumes the message into a scratch buffer (so the
+// sender is released) and throws topocoll::message_error naming this rank,
+// the source, the tag and both sizes. Receiving into the exact-size buffer and relying
 // on MPI_ERR_TRUNCATE is not an option: Open MPI 4.1's single-copy path (CMA)
 // writes a longer message past the buffer before reporting it. MPI errors
 // throw topocoll::mpi::error: the duplicate's error handler is
 // MPI_ERRORS_RETURN.
 //
-// Small messages (options::small_message_bytes = E, off by default; its
-// costs and gains: doc/transports.md). With E > 0, a message of 1 to E bytes
-// is received without a probe: MPI_Recv into a bounce buffer of E bytes, a
-// check of the size received, a copy out. A receive of E bytes can meet a
-// longer message only if its sender sends one, so every other message (empty,
-// or longer than E) goes after a marker, an empty message on the same tag.
-// The first message a receive meets is then either a whole small message or
-// a marker, and the message after a marker is probed as above. No receive is
-// ever posted for more than its buffer holds, whatever sizes the two ranks
-// expect. Every rank of a Comm must use the same E (the constructor checks).
+// Small messages (options::small_message_bytes = E, 4000 by default; its
+// costs and gains: doc/transports.md). With E > 0, a receive that expects 0
+// to E bytes does not probe: MPI_Recv into a bounce buffer of C = 1 MiB
+// (bounce_bytes; its pages are touched only as far as messages fill it), a
+// check of the size received, a copy out. A receive that expects more probes
+// as above. What a receive of C bytes can meet and not hold is a message
+// longer than C, so such a message goes after a marker: a message of E + 1
+// bytes on the same tag (the message's own first bytes), which a small
+// receive takes for a mismatch and a probing receive recognizes and skips. A
+// message of exactly E + 1 bytes goes after a marker too, so that no message
+// is ever mistaken for one. No receive is ever posted for more than its
+// buffer holds, whatever sizes the two ranks expect, and a message of 0 to C
+// bytes, other than E + 1, travels alone. With E = 0 every receive probes
+// and there are no markers. Every rank of a Comm must use the same E (the
+// constructor checks).
 //
-// sendrecv posts its send first (MPI_Isend), then probes and receives, then
-// completes the send: it never deadlocks, whatever the message sizes. Probing
-// costs about 0.1-0.2 us per message against MPI_Sendrecv / MPI_Recv on Open
-// MPI 4.1 shared memory. sendrecv returns, or throws, only once its send
-// buffer may be reused.
+// sendrecv posts its send first (MPI_Isend), then receives as recv does, then
+// completes the send: it never deadlocks, whatever the message sizes. A
+// probe costs about 0.05 us per message against MPI_Recv on Open MPI 4.1
+// shared memory. sendrecv returns, or throws, only once its send buffer may
+// be reused.
 //
 // Timeouts (off by default). With options::timeout, or TOPOCOLL_TIMEOUT=<s>
 // in the environment when the Comm is built (it takes precedence; 0: off),
@@ -150,11 +155,13 @@ struct options {
   // TOPOCOLL_CHECK=0 or 1 takes precedence.
   enum class agreement { by_build, off, on };
   agreement check = agreement::by_build;  // on without NDEBUG
-  // Messages of 1 to this many bytes are received without a probe, through a
-  // buffer of this size (see "Small messages" above); 0: every receive
-  // probes. Every rank must give the same value.
+  // A receive of 0 to this many bytes does not probe (see "Small messages"
+  // above); 0: every receive probes. Every rank must give the same value.
+  // The default keeps a marker (this many bytes + 1) within Open MPI 4.1's
+  // eager limit on shared memory (4040 bytes of payload), and a copy out of
+  // the bounce buffer costs no more than the probe it saves.
   // TOPOCOLL_SMALL_MESSAGE_BYTES=<bytes> takes precedence.
-  std::size_t small_message_bytes = 0;
+  std::size_t small_message_bytes = 4000;
   static constexpr std::size_t max_small_message_bytes = 65536;
 };
 
@@ -302,7 +309,7 @@ class Comm {
                                 " here, but ranks have values from ", all[4], " to ", -all[5],
                                 " (TOPOCOLL_SMALL_MESSAGE_BYTES, mpi::options::"
                                 "small_message_bytes): every rank needs the same");
-    if (small != 0) bounce_.resize(opt_.small_message_bytes);
+    if (small != 0) bounce_.reset(new std::byte[bounce_bytes]);  // not zeroed: no page touched
   }
 
   int rank() const { return rank_; }
@@ -438,7 +445,7 @@ class Comm {
     }
     const bytes b = wire(data, r.buf_);
     r.to_ = {dest, tag, b.size};
-    post_marker(dest, tag, b.size, r.marker_);
+    post_marker(dest, tag, b, r.marker_);
     detail::byte_type bt(b.size, opt_.max_int_bytes);  // MPI keeps the type alive while in use
     check(MPI_Isend(b.data, bt.count(), bt.type(), dest, tag, lib_, &r.req_), "MPI_Isend", dest,
           tag);
@@ -486,7 +493,7 @@ class Comm {
     check_peer("sendrecv", "source", source);
     const bytes b = wire(std::span<const V>(out), sbuf_);
     MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};  // the marker, the message
-    post_marker(dest, tag, b.size, req[0]);
+    post_marker(dest, tag, b, req[0]);
     {
       detail::byte_type bt(b.size, opt_.max_int_bytes);
       check(MPI_Isend(b.data, bt.count(), bt.type(), dest, tag, lib_, &req[1]), "MPI_Isend", dest,
@@ -769,31 +776,43 @@ class Comm {
                               " is outside [0, ", size_, ")");
   }
 
-  // Whether a message of n bytes goes after a marker: with small messages on,
-  // every message that is not small (empty, or longer than the bounce buffer).
-  bool marked(std::size_t n) const { return !bounce_.empty() && (n == 0 || n > bounce_.size()); }
+  // A message's bytes on the wire (see wire()).
+  struct bytes {
+    const void* data;
+    std::size_t size;
+  };
 
-  // Starts the marker of a message of n bytes into req, if it needs one.
-  void post_marker(int dest, int tag, std::size_t n, MPI_Request& req) {
-    if (marked(n))
-      check(MPI_Isend(nullptr, 0, MPI_BYTE, dest, tag, lib_, &req), "MPI_Isend (marker)", dest,
-            tag);
+  // With small messages on: the size of a marker, E + 1 bytes.
+  std::size_t marker_bytes() const { return opt_.small_message_bytes + 1; }
+
+  // Whether a message of n bytes goes after a marker: with small messages on,
+  // one longer than the bounce buffer, and one as long as a marker.
+  bool marked(std::size_t n) const { return bounce_ && (n > bounce_bytes || n == marker_bytes()); }
+
+  // Starts the marker of message b into req, if it needs one: b's own first
+  // marker_bytes() bytes (b is at least that long), whatever they hold.
+  void post_marker(int dest, int tag, const bytes& b, MPI_Request& req) {
+    if (marked(b.size))
+      check(MPI_Isend(b.data, static_cast<int>(marker_bytes()), MPI_BYTE, dest, tag, lib_, &req),
+            "MPI_Isend (marker)", dest, tag);
   }
 
   // A message of n bytes, after its marker if it needs one.
   void send_bytes(int dest, int tag, const void* p, std::size_t n) {
-    if (marked(n)) send_one(dest, tag, nullptr, 0);
-    send_one(dest, tag, p, n);
+    if (marked(n)) send_one(dest, tag, p, marker_bytes(), n);
+    send_one(dest, tag, p, n, n);
   }
 
-  void send_one(int dest, int tag, const void* p, std::size_t n) {
+  // Sends the first n bytes at p, part of a message of `whole` bytes (the
+  // one a timeout names).
+  void send_one(int dest, int tag, const void* p, std::size_t n, std::size_t whole) {
     detail::byte_type bt(n, opt_.max_int_bytes);
     if (timed()) {
       usable();
       MPI_Request req;
       check(MPI_Isend(p, bt.count(), bt.type(), dest, tag, lib_, &req),
             "MPI_Send (as MPI_Isend, timed)", dest, tag);
-      return complete(req, {waiting::receipt_by, dest, tag, n, 0}, clock::now());
+      return complete(req, {waiting::receipt_by, dest, tag, whole, 0}, clock::now());
     }
     check(MPI_Send(p, bt.count(), bt.type(), dest, tag, lib_), "MPI_Send", dest, tag);
   }
@@ -848,14 +867,11 @@ class Comm {
   void receive(int source, int tag, std::span<T> data) {
     const wait_for w = expecting(source, tag, data);
     if constexpr (std::is_trivially_copyable_v<T>) {
-      if (!bounce_.empty()) return receive_small_first(source, tag, data, w);
+      if (bounce_ && data.size_bytes() <= opt_.small_message_bytes)
+        return receive_small(source, tag, data, w);
     }
     MPI_Message msg;
-    std::size_t n = probe_any(source, tag, msg, w);
-    if (n == 0 && !bounce_.empty()) {  // a marker: the message follows it
-      mrecv(msg, nullptr, 0, source, tag);
-      n = probe_any(source, tag, msg, w);
-    }
+    const std::size_t n = probe_past_marker(source, tag, msg, w);
     if constexpr (std::is_trivially_copyable_v<T>) {
       if (n != data.size_bytes()) {
         discard(msg, n, source, tag);
@@ -869,46 +885,55 @@ class Comm {
     }
   }
 
-  // With small messages on: the first message from source with tag is either
-  // a small message whole (1 to bounce_.size() bytes), received into bounce_
-  // and copied out, or the marker (0 bytes) of a message that follows it. A
-  // small message can be received without a probe: it fits bounce_ whatever
-  // the receive expected. The message after a marker is probed as usual.
-  template <class T>
-  void receive_small_first(int source, int tag, std::span<T> data, const wait_for& w) {
-    const std::size_t m = timed() ? timed_recv_small(source, tag, w) : recv_small(source, tag);
-    if (m != 0) {
-      if (m != data.size_bytes()) wrong_size(source, tag, m, data);
-      std::memcpy(static_cast<void*>(data.data()), bounce_.data(), m);
-      return;
+  // The next message from source with tag, probed; a marker before it is
+  // received (into the bounce buffer) and passed over.
+  std::size_t probe_past_marker(int source, int tag, MPI_Message& msg, const wait_for& w) {
+    std::size_t n = probe_any(source, tag, msg, w);
+    if (bounce_ && n == marker_bytes()) {
+      mrecv(msg, bounce_.get(), n, source, tag);
+      n = probe_any(source, tag, msg, w);
     }
-    MPI_Message msg;
-    const std::size_t n = probe_any(source, tag, msg, w);
-    if (n != data.size_bytes()) {
+    return n;
+  }
+
+  // With small messages on, a receive of 0 to E bytes: the first message from
+  // source with tag is received into the bounce buffer without a probe. It
+  // fits there unless it is a marker, whose message follows it: that message
+  // is consumed (its sender is released) and the receive throws, since a
+  // marked message is longer than E. Otherwise the size is checked and the
+  // message copied out.
+  template <class T>
+  void receive_small(int source, int tag, std::span<T> data, const wait_for& w) {
+    const std::size_t m = timed() ? timed_recv_small(source, tag, w) : recv_small(source, tag);
+    if (m == marker_bytes()) [[unlikely]] {
+      MPI_Message msg;
+      const std::size_t n = probe_any(source, tag, msg, w);
       discard(msg, n, source, tag);
       wrong_size(source, tag, n, data);
     }
-    mrecv(msg, data.data(), n, source, tag);
+    if (m != data.size_bytes()) [[unlikely]]
+      wrong_size(source, tag, m, data);
+    if (m != 0) std::memcpy(static_cast<void*>(data.data()), bounce_.get(), m);
   }
 
   std::size_t recv_small(int source, int tag) {
     MPI_Status st;
-    check(MPI_Recv(bounce_.data(), static_cast<int>(bounce_.size()), MPI_BYTE, source, tag, lib_,
-                   &st),
+    check(MPI_Recv(bounce_.get(), static_cast<int>(bounce_bytes), MPI_BYTE, source, tag, lib_, &st),
           "MPI_Recv", source, tag);
     return message_size(st, source, tag);
   }
 
   // The same within the timeout: MPI_Irecv, then MPI_Test. A receive that
-  // times out is left to MPI with bounce_, which stays alive with the Comm's
-  // orphans (MPI may still write there).
+  // times out is left to MPI with the bounce buffer, which stays alive as
+  // long as a copy of this Comm does (MPI may still write there; the Comm is
+  // unusable from then on).
   std::size_t timed_recv_small(int source, int tag, const wait_for& w) {
     usable();
     const auto start = clock::now();
     MPI_Request req;
-    check(MPI_Irecv(bounce_.data(), static_cast<int>(bounce_.size()), MPI_BYTE, source, tag, lib_,
-                    &req),
-          "MPI_Irecv", source, tag);
+    check(
+        MPI_Irecv(bounce_.get(), static_cast<int>(bounce_bytes), MPI_BYTE, source, tag, lib_, &req),
+        "MPI_Irecv", source, tag);
     MPI_Status st;
     int done = 0;
     auto arrived = [&] {
@@ -917,8 +942,6 @@ class Comm {
     };
     if (!poll(arrived, start)) {
       MPI_Request_free(&req);
-      orphans_->push_back(std::move(bounce_));
-      bounce_.resize(opt_.small_message_bytes);
       timed_out(w, start);
     }
     return message_size(st, source, tag);
@@ -940,10 +963,6 @@ class Comm {
 
   // What a message of `data` puts on the wire: data's own bytes when T is
   // trivially copyable (no copy), otherwise data serialized into buf.
-  struct bytes {
-    const void* data;
-    std::size_t size;
-  };
   template <class T>
   bytes wire(std::span<const T> data, detail::packed_buffer& buf) {
     if constexpr (std::is_trivially_copyable_v<T>) {
@@ -1022,8 +1041,13 @@ class Comm {
   // their capacity.
   detail::packed_buffer sbuf_;
   detail::packed_buffer rbuf_;
-  // Where small messages arrive (options::small_message_bytes; empty: off).
-  detail::packed_buffer bounce_;
+  // Where small receives land (options::small_message_bytes; null: off),
+  // shared by the copies. Its capacity is the longest message that travels
+  // without a marker.
+  static constexpr std::size_t bounce_bytes = std::size_t{1} << 20;
+  static_assert(options::max_small_message_bytes < bounce_bytes,
+                "a marker (small_message_bytes + 1 bytes) must fit the bounce buffer");
+  std::shared_ptr<std::byte[]> bounce_;
   // Serialization buffers of completed isends, kept for the next ones: a
   // fresh buffer per message costs fresh pages at every all_to_all of strings. At most max_spare of
   // them, holding at most workspace_retain_bytes (core/workspace.hpp) in all.
