@@ -23,6 +23,7 @@
 #include <optional>
 #include <span>
 #include <type_traits>
+#include <utility>
 
 #include "../core/concepts.hpp"
 #include "../core/elementwise.hpp"
@@ -243,16 +244,24 @@ struct combining {
 enum class child_side { higher, lower };  // the ranks the child's partial covers
 
 // A child's partial, received segment by segment, each combined as it arrives.
+// While src is apart from dst (the first child's partial, src being the input)
+// a segment arrives in dst itself and is combined there with src: no work
+// buffer, and one buffer fewer for the combine to stream through. Once src is
+// dst, a segment arrives in seg.
 template <Transport C, class T, class Op>
 void recv_combine(C& c, int peer, int tag, const combining<T>& b, child_side side, const Op& op) {
+  const bool apart = b.src.data() != b.dst.data();
   for (std::size_t i = 0; i < b.segments; ++i) {
     const auto [lo, n] = segment(b.dst.size(), b.segments, i);
-    const std::span<T> x = b.seg.first(n);
-    c.recv(peer, tag, x);
-    if (side == child_side::lower)
-      combine_into(b.dst.subspan(lo, n), cspan(x), b.src.subspan(lo, n), op);
-    else
-      combine_into(b.dst.subspan(lo, n), b.src.subspan(lo, n), cspan(x), op);
+    const std::span<T> d = b.dst.subspan(lo, n);
+    if (apart) {  // d = src op partial, or partial op src
+      c.recv(peer, tag, d);
+      combine(d, b.src.subspan(lo, n), side == child_side::higher, op);
+    } else {
+      const std::span<T> x = b.seg.first(n);
+      c.recv(peer, tag, x);
+      combine(d, cspan(x), side == child_side::lower, op);
+    }
   }
 }
 
@@ -274,15 +283,16 @@ void tree_reduce(C& c, const layout& l, in_out<T> io, const Op& op, reduce_to to
   std::optional<scratch<T>> acc_store, seg;
   std::span<T> acc;              // this rank's partial, once a child has sent one
   std::span<const T> mine = in;  // what goes to the parent: a leaf sends its input as it is
+  bool first = true;
   for_each_link<Topo, sweep::up>(l, t.to_virtual(rank), [&](const link& e) {
     const int peer = t.to_real(e.peer);
     if (!e.to_child) return send_partial(c, peer, to.tag, mine, r);
-    if (!seg) {  // the root accumulates in place
+    if (std::exchange(first, false))  // the root accumulates in place
       acc = rank == root && t.root == root ? out : acc_store.emplace(in.size()).span();
+    if (mine.data() == acc.data() && !seg)  // a segment can no longer arrive in acc
       seg.emplace(segment(in.size(), r, 0).second);
-    }
     const bool lower = xor_binary && t.root != 0 && (t.root & l.dims[e.dim].stride) != 0;
-    recv_combine(c, peer, to.tag, combining<T>{mine, acc, seg->span(), r},
+    recv_combine(c, peer, to.tag, combining<T>{mine, acc, seg ? seg->span() : std::span<T>{}, r},
                  lower ? child_side::lower : child_side::higher, op);
     mine = acc;
   });
