@@ -39,11 +39,11 @@
 // received (thread-safe), a comparison of its size with the buffer, then
 // MPI_Mrecv. A mismatch consumes the message into a scratch buffer (so the
 // sender is released) and throws topocoll::message_error naming this rank,
-// the source, the tag and both sizes. Receiving into the exact-size buffer and relying
-// on MPI_ERR_TRUNCATE is not an option: Open MPI 4.1's single-copy path (CMA)
-// writes a longer message past the buffer before reporting it. MPI errors
-// throw topocoll::mpi::error: the duplicate's error handler is
-// MPI_ERRORS_RETURN.
+// the source, the tag and both sizes. Receiving into the exact-size buffer
+// and relying on MPI_ERR_TRUNCATE is not an option: Open MPI 4.1's
+// single-copy path (CMA) writes a longer message past the buffer before
+// reporting it. MPI errors throw topocoll::mpi::error: the duplicate's error
+// handler is MPI_ERRORS_RETURN.
 //
 // Small messages (options::small_message_bytes = E, 4000 by default; its
 // costs and gains: doc/transports.md). With E > 0, a receive that expects 0
