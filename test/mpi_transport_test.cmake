@@ -12,9 +12,9 @@ topocoll_add_mpi_test(mpi_transport_test RANKS 1 2 3 4 5 8 TIMEOUT 600
 # the tested sends keep the size checks and the results of the untimed calls.
 topocoll_add_mpi_test(mpi_transport_test RANKS 4 SUFFIX .timed TIMEOUT 600
                       ENV TOPOCOLL_TIMEOUT=120 ARGS --log_level=warning --report_level=short)
-# The same with a smaller bounce buffer for the messages received without a
-# probe (mpi::options::small_message_bytes, 4000 by default): the markers
-# before larger and empty messages, untimed and timed.
+# The same with fewer messages received without a probe
+# (mpi::options::small_message_bytes = 1024, 4000 by default): markers before
+# messages of 1025 bytes, untimed and timed.
 topocoll_add_mpi_test(mpi_transport_test RANKS 2 3 SUFFIX .small TIMEOUT 600
                       ENV TOPOCOLL_SMALL_MESSAGE_BYTES=1024
                       ARGS --log_level=warning --report_level=short)
