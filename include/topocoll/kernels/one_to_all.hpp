@@ -23,7 +23,6 @@
 #include <optional>
 #include <span>
 #include <type_traits>
-#include <utility>
 
 #include "../core/concepts.hpp"
 #include "../core/elementwise.hpp"
@@ -283,11 +282,10 @@ void tree_reduce(C& c, const layout& l, in_out<T> io, const Op& op, reduce_to to
   std::optional<scratch<T>> acc_store, seg;
   std::span<T> acc;              // this rank's partial, once a child has sent one
   std::span<const T> mine = in;  // what goes to the parent: a leaf sends its input as it is
-  bool first = true;
   for_each_link<Topo, sweep::up>(l, t.to_virtual(rank), [&](const link& e) {
     const int peer = t.to_real(e.peer);
     if (!e.to_child) return send_partial(c, peer, to.tag, mine, r);
-    if (std::exchange(first, false))  // the root accumulates in place
+    if (acc.empty())  // the first child; the root accumulates in place
       acc = rank == root && t.root == root ? out : acc_store.emplace(in.size()).span();
     if (mine.data() == acc.data() && !seg)  // a segment can no longer arrive in acc
       seg.emplace(segment(in.size(), r, 0).second);

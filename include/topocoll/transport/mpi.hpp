@@ -863,6 +863,14 @@ class Comm {
     if (scratch) mrecv(msg, scratch.get(), n, source, tag);
   }
 
+  // A probed message of n bytes that data cannot hold: consumed, then thrown.
+  template <class T>
+  [[noreturn]] void refuse(MPI_Message& msg, std::size_t n, int source, int tag,
+                           std::span<T> data) {
+    discard(msg, n, source, tag);
+    wrong_size(source, tag, n, data);
+  }
+
   template <class T>
   void receive(int source, int tag, std::span<T> data) {
     const wait_for w = expecting(source, tag, data);
@@ -873,10 +881,7 @@ class Comm {
     MPI_Message msg;
     const std::size_t n = probe_past_marker(source, tag, msg, w);
     if constexpr (std::is_trivially_copyable_v<T>) {
-      if (n != data.size_bytes()) {
-        discard(msg, n, source, tag);
-        wrong_size(source, tag, n, data);
-      }
+      if (n != data.size_bytes()) refuse(msg, n, source, tag, data);
       mrecv(msg, data.data(), n, source, tag);
     } else {  // a serialized message is never empty: it holds its element count
       rbuf_.resize(n);
@@ -907,9 +912,7 @@ class Comm {
     const std::size_t m = timed() ? timed_recv_small(source, tag, w) : recv_small(source, tag);
     if (m == marker_bytes()) [[unlikely]] {
       MPI_Message msg;
-      const std::size_t n = probe_any(source, tag, msg, w);
-      discard(msg, n, source, tag);
-      wrong_size(source, tag, n, data);
+      refuse(msg, probe_any(source, tag, msg, w), source, tag, data);
     }
     if (m != data.size_bytes()) [[unlikely]]
       wrong_size(source, tag, m, data);
