@@ -234,6 +234,47 @@ BOOST_AUTO_TEST_CASE(busy_start_ups_move_a_small_ring_all_reduce_to_reduce_broad
   BOOST_TEST(allred(tc::cost_model{.ts_us = 0.0}, 8) == 14u);  // the bandwidth-optimal fold
 }
 
+// The choices above, made again and again by the same ranks (threads): each
+// rank remembers its last choice per decision (core/last_choice.hpp), and a
+// new cost model or size must be priced anew, not answered from that memory.
+// Ring of 4: 1 KiB under the seeds' model (the fold, 3 sends from rank 0),
+// with busy_ts = 4 (the trees, 2), and again; 128 B with duplex_ts = 4 (the
+// trees) and with short_bytes = 256 (the fold); all_gather of 128 B blocks
+// under the seeds' model (the fold, 3 sends), with duplex_ts = 4 (the tree: the
+// broadcast's 2), and again.
+BOOST_AUTO_TEST_CASE(a_remembered_choice_follows_the_model_and_the_size) {
+  std::vector<std::size_t> sends;
+  tc::loopback::run(4, [&](tc::loopback::Comm& c) {
+    tc::model::Counting cc(c);
+    auto allred = [&](tc::cost_model cm, std::size_t m) {
+      const std::size_t before = cc.sends();
+      std::vector<double> in(m, c.rank() + 1.0), out(m);
+      tc::all_reduce<tc::Ring>(cc, std::span<const double>(in), std::span<double>(out),
+                               std::plus<>{}, {tc::algorithm::automatic, cm});
+      if (out != std::vector<double>(m, 10.0)) throw std::runtime_error("wrong all_reduce");
+      if (c.rank() == 0) sends.push_back(cc.sends() - before);
+    };
+    for (int round = 0; round < 2; ++round) {
+      allred(tc::cost_model{}, 128);
+      allred(tc::cost_model{.busy_ts = 4.0}, 128);
+    }
+    allred(tc::cost_model{.duplex_ts = 4.0}, 16);
+    allred(tc::cost_model{.duplex_ts = 4.0, .short_bytes = 256}, 16);
+    allred(tc::cost_model{.duplex_ts = 4.0, .short_bytes = 256}, 64);
+    for (const double duplex : {1.0, 4.0, 1.0}) {  // all_gather of 16 doubles a rank
+      const std::size_t before = cc.sends();
+      std::vector<double> in(16, c.rank()), out(64);
+      tc::all_gather<tc::Ring>(cc, std::span<const double>(in), std::span<double>(out),
+                               {tc::algorithm::automatic, tc::cost_model{.duplex_ts = duplex}});
+      for (std::size_t i = 0; i < out.size(); ++i)
+        if (out[i] != static_cast<double>(i / 16)) throw std::runtime_error("wrong all_gather");
+      if (c.rank() == 0) sends.push_back(cc.sends() - before);
+    }
+  });
+  BOOST_TEST(sends == (std::vector<std::size_t>{3, 2, 3, 2, 2, 3, 2, 3, 2, 3}),
+             boost::test_tools::per_element());
+}
+
 // The same Ring of 4 with duplex_ts = 4: an exchange of every rank costs 4 t_s,
 // a tree's step t_s. 16 doubles (128 B): the fold's 3 exchanges cost 12.1 us,
 // the trees' 4 steps 4.1, and rank 0 sends 2 messages. With short_bytes = 256

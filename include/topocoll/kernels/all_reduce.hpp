@@ -14,6 +14,7 @@
 
 #include "../core/concepts.hpp"
 #include "../core/elementwise.hpp"
+#include "../core/last_choice.hpp"
 #include "../core/ops.hpp"
 #include "../core/options.hpp"
 #include "../core/tags.hpp"
@@ -68,9 +69,11 @@ template <Topology Topo, class T, class Op>
 algorithm choose_all_reduce(const layout& vl, std::size_t m, const options& opt) {
   if (opt.algo != algorithm::automatic) return opt.algo;
   if (m < static_cast<std::size_t>(vl.p)) return algorithm::recursive_doubling;
-  const auto t = all_reduce_folds<Topo, T, Op>(vl, m * sizeof(T), opt.cost);
-  return t.reduce_scatter_all_gather < t.recursive_doubling ? algorithm::reduce_scatter_all_gather
-                                                            : algorithm::recursive_doubling;
+  return remembered(vl.p, m, opt.cost, [&] {
+    const auto t = all_reduce_folds<Topo, T, Op>(vl, m * sizeof(T), opt.cost);
+    return t.reduce_scatter_all_gather < t.recursive_doubling ? algorithm::reduce_scatter_all_gather
+                                                              : algorithm::recursive_doubling;
+  });
 }
 
 // automatic: reduce + broadcast where the model prices the two tree sweeps
@@ -82,7 +85,8 @@ algorithm choose_all_reduce(const layout& vl, std::size_t m, const options& opt)
 // ranks idle while a fold keeps every one busy, and the trees win sooner.
 // Each side pays its combines: the root's one per child, the fold's above.
 // Never inlined, like one_to_all::pieces_priced_lower: the guard in
-// reduce_broadcast_wins stays in the caller, so p = 2 pays no call.
+// reduce_broadcast_wins stays in the caller, so p = 2 pays no call; and
+// remembered (core/last_choice.hpp) prices a repeated call only once.
 template <Topology Topo, class T, class Op>
 [[gnu::noinline]] bool trees_priced_lower(const layout& l, std::size_t m, const cost_model& cm) {
   const std::size_t bytes = m * sizeof(T);
@@ -103,8 +107,9 @@ template <Topology Topo, class T, class Op>
 // On two ranks the fold is one exchange, which the trees cannot beat.
 template <Topology Topo, class T, class Op>
 bool reduce_broadcast_wins(const layout& l, std::size_t m, const options& opt) {
-  return opt.algo == algorithm::automatic && l.p > 2 &&
-         trees_priced_lower<Topo, T, Op>(l, m, opt.cost);
+  return opt.algo == algorithm::automatic && l.p > 2 && remembered(l.p, m, opt.cost, [&] {
+           return trees_priced_lower<Topo, T, Op>(l, m, opt.cost);
+         });
 }
 
 // The all-to-all reduction of src (m elements) in pieces at offsets off, in

@@ -60,6 +60,7 @@
 #include "../core/concepts.hpp"
 #include "../core/elementwise.hpp"
 #include "../core/errors.hpp"
+#include "../core/last_choice.hpp"
 #include "../core/nonblocking.hpp"
 #include "../core/options.hpp"
 #include "../core/tags.hpp"
@@ -540,8 +541,10 @@ algorithm choose_all_gather(const layout& l, std::size_t block_bytes, const opti
   if (opt.algo != algorithm::automatic) return opt.algo;
   if (tree_only<Topo>(l)) return algorithm::tree;
   if (!shifts<Topo>(l)) return algorithm::fold;
-  const fold_or_tree t = predict<Topo>(l, block_bytes, rs_messages::one, opt.cost);
-  return t.tree < t.fold ? algorithm::tree : algorithm::fold;
+  return remembered(l.p, block_bytes, opt.cost, [&] {
+    const fold_or_tree t = predict<Topo>(l, block_bytes, rs_messages::one, opt.cost);
+    return t.tree < t.fold ? algorithm::tree : algorithm::fold;
+  });
 }
 
 // The same for reduce_scatter, each side with its combines: the fold's
@@ -552,14 +555,16 @@ algorithm choose_reduce_scatter(const layout& l, std::size_t m, const options& o
   if (opt.algo != algorithm::automatic) return opt.algo;
   if (tree_only<Topo>(l)) return algorithm::tree;
   if (!shifts<Topo>(l)) return algorithm::fold;
-  const cost_model& cm = opt.cost;
-  const std::size_t bytes = m * sizeof(T) * static_cast<std::size_t>(l.p);
-  const fold_or_tree t = predict<Topo>(l, m * sizeof(T), rs_messages_for<Topo, T, Op>(), cm);
-  const int vp = active_layout<Topo>(l).p;
-  const double fold = t.fold + cm.combine(bytes) * ((vp - 1.0) / vp + (vp < l.p ? 1 : 0));
-  const int children = one_to_all::root_children<one_to_all::tree_topology<Topo>>(
-      one_to_all::tree_at_zero<Topo>(l.p).l);
-  return t.tree + children * cm.combine(bytes) < fold ? algorithm::tree : algorithm::fold;
+  return remembered(l.p, m, opt.cost, [&] {
+    const cost_model& cm = opt.cost;
+    const std::size_t bytes = m * sizeof(T) * static_cast<std::size_t>(l.p);
+    const fold_or_tree t = predict<Topo>(l, m * sizeof(T), rs_messages_for<Topo, T, Op>(), cm);
+    const int vp = active_layout<Topo>(l).p;
+    const double fold = t.fold + cm.combine(bytes) * ((vp - 1.0) / vp + (vp < l.p ? 1 : 0));
+    const int children = one_to_all::root_children<one_to_all::tree_topology<Topo>>(
+        one_to_all::tree_at_zero<Topo>(l.p).l);
+    return t.tree + children * cm.combine(bytes) < fold ? algorithm::tree : algorithm::fold;
+  });
 }
 
 // ---- all_gather ------------------------------------------------------------------

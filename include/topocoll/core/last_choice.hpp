@@ -1,0 +1,50 @@
+#pragma once
+// detail::remembered(p, size, cost, price): price(), the automatic choice of
+// one decision, computed again only when p, the size (elements or bytes, as
+// the caller counts them) or the cost model differ from the calling thread's
+// last call of the same decision.
+//
+//   return remembered(l.p, m, opt.cost, [&] { return tree_time < fold_time; });
+//
+// Pricing an algorithm walks the topology's dimensions and the tree's links:
+// about 500 instructions for all_reduce at p = 8 and 1400 at p = 1024, several
+// times the call's own work at small sizes (benchmark/instructions). An
+// application calls a collective with the same p, size and model again and
+// again; then the choice costs a comparison.
+//
+// One decision is one instantiation: the key is the type of `price`, and a
+// lambda's type is unique to its place in the code and to the template
+// arguments of the function around it (Topo, T, Op), so every decision of
+// every instantiation has a slot of its own. The slot is per thread (an MPI
+// process, or one loopback rank), so nothing is shared and nothing is locked.
+// price must depend on nothing but p, the size and the cost model. Models are
+// compared byte for byte: the same bytes price the same, and a comparison of
+// the doubles one by one cost 40 instructions where this costs a few.
+
+#include <cstddef>
+#include <cstring>
+#include <type_traits>
+
+#include "options.hpp"
+
+namespace topocoll::detail {
+
+template <class Price>
+auto remembered(int p, std::size_t size, const cost_model& cost, const Price& price) {
+  using R = decltype(price());
+  static_assert(std::is_trivially_copyable_v<R>, "an automatic choice is a plain value");
+  struct slot {
+    bool filled = false;
+    int p = 0;
+    std::size_t size = 0;
+    cost_model cost{};
+    R value{};
+  };
+  thread_local slot last;
+  if (!last.filled || last.p != p || last.size != size ||
+      std::memcmp(&last.cost, &cost, sizeof(cost_model)) != 0)
+    last = {true, p, size, cost, price()};
+  return last.value;
+}
+
+}  // namespace topocoll::detail
