@@ -60,6 +60,9 @@ BOOST_AUTO_TEST_CASE(calibration_is_the_same_on_every_rank) {
                          q.one_way_us);
           }
           check.equal(sizes, grid, "every pair's ping-pong sizes");
+          check.expect(cm.busy_tc >= 1 && cal.fold_us > 0 && cal.fold_combine_us > 0, "rank ",
+                       comm.rank(), ": busy_tc ", cm.busy_tc, " from folds of ", cal.fold_us,
+                       " and ", cal.fold_combine_us, " us");
           check.expect(cm.duplex_ts >= 1 && cm.duplex_tw >= 1 && cm.duplex_ts_short >= 1 &&
                            cm.short_bytes < 32768,
                        "rank ", comm.rank(), ": duplex ", cm.duplex_ts, " ", cm.duplex_tw,
@@ -76,10 +79,10 @@ BOOST_AUTO_TEST_CASE(calibration_is_the_same_on_every_rank) {
               "rank ", comm.rank(), ": segment_bytes ", cm.segment_bytes,
               " is not the fastest of the times");
           const std::vector<double> mine{
-              cm.ts_us,          cm.tw_us_per_byte, cm.busy_ts,
-              cm.busy_tw,        cm.tc_us_per_byte, static_cast<double>(cm.segment_bytes),
-              cm.duplex_ts,      cm.duplex_tw,      static_cast<double>(cm.short_bytes),
-              cm.duplex_ts_short};
+              cm.ts_us,           cm.tw_us_per_byte, cm.busy_ts,
+              cm.busy_tw,         cm.tc_us_per_byte, static_cast<double>(cm.segment_bytes),
+              cm.duplex_ts,       cm.duplex_tw,      static_cast<double>(cm.short_bytes),
+              cm.duplex_ts_short, cm.busy_tc};
           const std::size_t n = mine.size();
           std::vector<double> all(n * static_cast<std::size_t>(p));
           tc::all_gather<tc::Ring>(comm, std::span<const double>(mine), std::span<double>(all));
@@ -273,6 +276,26 @@ BOOST_AUTO_TEST_CASE(a_remembered_choice_follows_the_model_and_the_size) {
   });
   BOOST_TEST(sends == (std::vector<std::size_t>{3, 2, 3, 2, 2, 3, 2, 3, 2, 3}),
              boost::test_tools::per_element());
+}
+
+// Hypercube<> at p = 4, 512 KiB: reduce-scatter + all-gather costs
+// 4 t_s + 1.5 t_w m and combines 3/4 m, every rank at once; reduce +
+// broadcast 4 t_s + 4 t_w m and 2 m of combines at the root. Under the
+// defaults the pieces win (201 us against 528; rank 0 sends 4 messages).
+// With busy_tc = 20 a fold's combines cost 20 times the root's: 947 us, and
+// the trees win (rank 0 sends the broadcast's 2).
+BOOST_AUTO_TEST_CASE(busy_combines_move_a_large_all_reduce_to_reduce_broadcast) {
+  const std::size_t m = std::size_t{1} << 16;  // doubles
+  auto allred = [&](tc::cost_model cm) {
+    return rank0_sends([&](auto& c) {
+      std::vector<double> in(m, c.rank() + 1.0), out(m);
+      tc::all_reduce<tc::Hypercube<>>(c, std::span<const double>(in), std::span<double>(out),
+                                      std::plus<>{}, {tc::algorithm::automatic, cm});
+      if (out != std::vector<double>(m, 10.0)) throw std::runtime_error("wrong all_reduce");
+    });
+  };
+  BOOST_TEST(allred(tc::cost_model{}) == 4u);
+  BOOST_TEST(allred(tc::cost_model{.busy_tc = 20.0}) == 2u);
 }
 
 // The same Ring of 4 with duplex_ts = 4: an exchange of every rank costs 4 t_s,

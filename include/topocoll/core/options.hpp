@@ -74,8 +74,8 @@ constexpr std::string_view to_string(algorithm a) {
 // took about as long as a one-way step up to 256 B (sent inline) and 2-2.5x
 // as long from 512 B on. Messages of 1 to short_bytes bytes have
 // duplex_ts_short instead of duplex_ts (short_bytes 0, the default: none).
-// model::calibrate (model/calibrate.hpp) measures all of these and the cost of
-// std::plus on doubles, tc_us_per_byte.
+// model::calibrate (model/calibrate.hpp) measures all of these, the cost of
+// std::plus on doubles, tc_us_per_byte, and busy_tc, its factor in a fold.
 struct cost_model {
   double ts_us = 1.0;            // start-up time per message
   double tw_us_per_byte = 2e-4;  // per byte (about 5 GB/s)
@@ -96,12 +96,20 @@ struct cost_model {
   double duplex_tw = 1.0;        // t_w's
   std::size_t short_bytes = 0;   // the longest short message (0: none)
   double duplex_ts_short = 1.0;  // duplex_ts of a short message
+  // t_c's factor for a fold's combines, made by every rank at once between
+  // its exchanges: 1 where each rank has a core of its own. Where ranks share
+  // cores a rank's combine waits for the core its partners poll on: with 4
+  // ranks on 2 cores a fold step's combine of 1 MiB cost 1.7-8 times one
+  // combine alone, from run to run.
+  double busy_tc = 1.0;
   constexpr double message(std::size_t bytes) const {
     return ts_us + tw_us_per_byte * static_cast<double>(bytes);
   }
   constexpr double combine(std::size_t bytes) const {
     return tc_us_per_byte * static_cast<double>(bytes);
   }
+  // A combine of `bytes` in a fold's step, every rank combining at once.
+  constexpr double busy_combine(std::size_t bytes) const { return busy_tc * combine(bytes); }
   // duplex_ts for a message of `bytes`: duplex_ts_short for a short one.
   constexpr double duplex_ts_for(std::size_t bytes) const {
     return bytes > 0 && bytes <= short_bytes ? duplex_ts_short : duplex_ts;

@@ -548,8 +548,8 @@ algorithm choose_all_gather(const layout& l, std::size_t block_bytes, const opti
 }
 
 // The same for reduce_scatter, each side with its combines: the fold's
-// (P - 1) / P of the p blocks (all of them again on a folded pair), the tree
-// root's all p blocks once per child.
+// (P - 1) / P of the p blocks, every rank at once (all of them again on a
+// folded pair, alone), the tree root's all p blocks once per child.
 template <Topology Topo, class T, class Op>
 algorithm choose_reduce_scatter(const layout& l, std::size_t m, const options& opt) {
   if (opt.algo != algorithm::automatic) return opt.algo;
@@ -560,7 +560,8 @@ algorithm choose_reduce_scatter(const layout& l, std::size_t m, const options& o
     const std::size_t bytes = m * sizeof(T) * static_cast<std::size_t>(l.p);
     const fold_or_tree t = predict<Topo>(l, m * sizeof(T), rs_messages_for<Topo, T, Op>(), cm);
     const int vp = active_layout<Topo>(l).p;
-    const double fold = t.fold + cm.combine(bytes) * ((vp - 1.0) / vp + (vp < l.p ? 1 : 0));
+    const double fold =
+        t.fold + cm.busy_combine(bytes) * (vp - 1.0) / vp + (vp < l.p ? cm.combine(bytes) : 0);
     const int children = one_to_all::root_children<one_to_all::tree_topology<Topo>>(
         one_to_all::tree_at_zero<Topo>(l.p).l);
     return t.tree + children * cm.combine(bytes) < fold ? algorithm::tree : algorithm::fold;

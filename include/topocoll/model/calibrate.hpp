@@ -30,6 +30,13 @@
 //   - std::plus on two operands of max_bytes / 2 doubles, every rank at once:
 //     t_c, the operator's cost per byte. model::measure_combine(op, sample)
 //     measures a given operator the same way, for a model of its own.
+//   - two steps of a fold of max_bytes of doubles, every rank at once: the
+//     ring shift, with and without a combine (std::plus) of what arrived into
+//     an accumulator after each shift, the two in turn in every repetition.
+//     busy_tc is the difference per combine over t_c's combine of max_bytes
+//     (at least 1): what a fold's combine costs where every rank combines
+//     between exchanges. Where ranks share cores it waits for the core its
+//     partners poll on; 4 ranks on 2 cores had 1.7-8 from run to run.
 //   - a reduce of segment_probe_bytes of doubles to rank 0 on Tree<2>, every
 //     rank taking part, with the partials sent whole and in segments of each
 //     candidate size, in turn: segment_bytes is the candidate that beat the
@@ -82,6 +89,8 @@ struct calibration {
   std::vector<point> pairs;      // every pair's one way at once: busy_ts and busy_tw's
   std::vector<point> shift;      // the ring shift: the duplex figures'
   double combine_us = 0;         // t_c max_bytes: std::plus on doubles, every rank at once
+  double fold_us = 0;            // two ring shifts of max_bytes, every rank at once
+  double fold_combine_us = 0;    // the same, each shift followed by its combine
   struct segment_time {
     std::size_t segment_bytes;  // 0: the partials whole
     double us;                  // the reduce of segment_probe_bytes, slowest rank
@@ -192,6 +201,36 @@ double shift(C& c, std::vector<unsigned char>& buf, std::size_t n, int reps) {
   return median(t);
 }
 
+// Two steps of a fold of n bytes of doubles, every rank at once: the ring
+// shift, and the ring shift followed by the combine of what arrived into an
+// accumulator, in turn in every repetition. The slowest rank's median time
+// of each, on every rank: {alone, with the combines}.
+template <Transport C>
+std::array<double, 2> fold_steps(C& c, std::size_t n, int reps) {
+  const int r = c.rank(), p = c.size();
+  const std::size_t m = n / sizeof(double);
+  const std::vector<double> mine(m, 1.0);
+  std::vector<double> got(m), acc(m);
+  std::array<std::vector<double>, 2> t;
+  for (int i = -1; i < reps; ++i) {
+    for (int with = 0; with < 2; ++with) {
+      barrier(c);
+      const auto t0 = clock::now();
+      std::span<const double> send(mine);
+      for (int step = 0; step < 2; ++step) {
+        c.sendrecv((r + 1) % p, send, (r + p - 1) % p, std::span<double>(got), tag);
+        if (!with) continue;
+        topocoll::detail::combine_into(std::span<double>(acc), send, std::span<const double>(got),
+                                       std::plus<>{});
+        send = acc;
+      }
+      const double us = slowest_since(c, t0, 1);
+      if (i >= 0) t[with].push_back(us);
+    }
+  }
+  return {median(t[0]), median(t[1])};
+}
+
 // A Tree<2> reduce of s.segment_probe_bytes of doubles to rank 0, its partials
 // whole and in segments of each candidate size, the variants in turn in every
 // repetition (so that a drift in the machine's speed reaches all alike): the
@@ -294,10 +333,14 @@ calibration calibrate(C& c, const calibration_settings& s = {}) {
   const std::vector<double> ones(s.max_bytes / sizeof(double), 1.0);
   dc::barrier(c);
   const double tc = measure_combine(std::plus<>{}, std::span<const double>(ones), s.reps);
+  const auto fold = dc::fold_steps(c, s.max_bytes, s.reps);
+  cal.fold_us = fold[0], cal.fold_combine_us = fold[1];
   if (s.segment_probe_bytes > 0) cal.segments = dc::reduce_segments(c, s);
   cal.cost = dc::fit(cal.ping_pong);
   cal.cost.tc_us_per_byte = tc;
   dc::busy_figures(cal.cost, cal.pairs, cal.shift);
+  const double combine = cal.cost.combine(s.max_bytes);
+  cal.cost.busy_tc = combine > 0 ? std::max(1.0, (fold[1] - fold[0]) / 2 / combine) : 1.0;
   // The times are the slowest rank's, the same on every rank, but t_c is
   // local: rank 0's model for all.
   std::array<cost_model, 1> model{cal.cost};
