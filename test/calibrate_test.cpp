@@ -242,7 +242,8 @@ BOOST_AUTO_TEST_CASE(busy_start_ups_move_a_small_ring_all_reduce_to_reduce_broad
 // new cost model or size must be priced anew, not answered from that memory.
 // Ring of 4: 1 KiB under the seeds' model (the fold, 3 sends from rank 0),
 // with busy_ts = 4 (the trees, 2), and again; 128 B with duplex_ts = 4 (the
-// trees) and with short_bytes = 256 (the fold); all_gather of 128 B blocks
+// trees) and with short_bytes = 256 (the fold), then 512 B under that same
+// model (long: the trees); all_gather of 128 B blocks
 // under the seeds' model (the fold, 3 sends), with duplex_ts = 4 (the tree: the
 // broadcast's 2), and again.
 BOOST_AUTO_TEST_CASE(a_remembered_choice_follows_the_model_and_the_size) {
