@@ -97,10 +97,9 @@ struct cost_model {
   std::size_t short_bytes = 0;   // the longest short message (0: none)
   double duplex_ts_short = 1.0;  // duplex_ts of a short message
   // t_c's factor for a fold's combines, made by every rank at once between
-  // its exchanges: 1 where each rank has a core of its own. Where ranks share
-  // cores a rank's combine waits for the core its partners poll on: with 4
-  // ranks on 2 cores a fold step's combine of 1 MiB cost 1.7-8 times one
-  // combine alone, from run to run.
+  // its exchanges, when a fold is priced against a tree (all_reduce's and
+  // reduce_scatter's automatic choice on more than two ranks). Where ranks
+  // share cores a rank's combine waits for the core its partners poll on.
   double busy_tc = 1.0;
   constexpr double message(std::size_t bytes) const {
     return ts_us + tw_us_per_byte * static_cast<double>(bytes);
@@ -110,6 +109,13 @@ struct cost_model {
   }
   // A combine of `bytes` in a fold's step, every rank combining at once.
   constexpr double busy_combine(std::size_t bytes) const { return busy_tc * combine(bytes); }
+  // This model with every combine at busy_combine's price.
+  constexpr cost_model with_busy_combines() const {
+    cost_model m = *this;
+    m.tc_us_per_byte *= busy_tc;
+    m.busy_tc = 1.0;
+    return m;
+  }
   // duplex_ts for a message of `bytes`: duplex_ts_short for a short one.
   constexpr double duplex_ts_for(std::size_t bytes) const {
     return bytes > 0 && bytes <= short_bytes ? duplex_ts_short : duplex_ts;

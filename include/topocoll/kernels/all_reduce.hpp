@@ -47,12 +47,12 @@ inline all_reduce_cost predict_all_reduce(const layout& vl, std::size_t bytes, r
 
 // all_reduce's figures with the operator's share added: recursive doubling
 // combines the whole message at every step, reduce-scatter + all-gather
-// (P - 1) / P of it in all, every rank at once (busy_combine).
+// (P - 1) / P of it in all.
 inline all_reduce_cost with_combines(all_reduce_cost t, const layout& vl, std::size_t bytes,
                                      const cost_model& cm) {
   for (int j = 0; j < vl.ndims; ++j)
-    t.recursive_doubling += (vl.dims[j].radix - 1) * cm.busy_combine(bytes);
-  t.reduce_scatter_all_gather += cm.busy_combine(bytes) * (vl.p - 1) / static_cast<double>(vl.p);
+    t.recursive_doubling += (vl.dims[j].radix - 1) * cm.combine(bytes);
+  t.reduce_scatter_all_gather += cm.combine(bytes) * (vl.p - 1) / static_cast<double>(vl.p);
   return t;
 }
 
@@ -83,8 +83,11 @@ algorithm choose_all_reduce(const layout& vl, std::size_t m, const options& opt)
 // fold's sum of s_j - 1, fewer on a Ring from p = 8 on.
 // Where ranks share cores (busy_ts, busy_tw > 1) a tree step leaves most
 // ranks idle while a fold keeps every one busy, and the trees win sooner.
-// Each side pays its combines: the root's one per child, the fold's above
-// (where ranks share cores, a fold's cost more: cost_model::busy_tc).
+// Each side pays its combines: the root's one per child, the fold's above at
+// busy_tc (every rank combines at once). Between the two folds busy_tc is left
+// out: with a core per rank it measured 3-4 (the calibration's shift after a
+// combine sends what the core has just written), and there it moved 16 KiB
+// from recursive doubling to the pieces, which took twice as long.
 // Never inlined, like one_to_all::pieces_priced_lower: the guard in
 // reduce_broadcast_wins stays in the caller, so p = 2 pays no call; and
 // remembered (core/last_choice.hpp) prices a repeated call only once.
@@ -93,7 +96,7 @@ template <Topology Topo, class T, class Op>
   const std::size_t bytes = m * sizeof(T);
   const fold_map f = Topo::folding(l);
   const layout vl = active_layout<Topo>(l);
-  const all_reduce_cost t = all_reduce_folds<Topo, T, Op>(vl, bytes, cm);
+  const all_reduce_cost t = all_reduce_folds<Topo, T, Op>(vl, bytes, cm.with_busy_combines());
   double fold = m >= static_cast<std::size_t>(vl.p)
                     ? std::min(t.recursive_doubling, t.reduce_scatter_all_gather)
                     : t.recursive_doubling;
