@@ -37,7 +37,7 @@
 //     (at least 1): what a fold's combine costs where every rank combines
 //     between exchanges, against a tree root's. It also holds the next
 //     shift's sending of what the combine has just written: 2.4-6.2 with 4
-//     ranks on 2 cores, 2.5-3.9 with a core per rank, from run to run.
+//     ranks on 2 cores, 2.5-4.8 with a core per rank, from run to run.
 //   - a reduce of segment_probe_bytes of doubles to rank 0 on Tree<2>, every
 //     rank taking part, with the partials sent whole and in segments of each
 //     candidate size, in turn: segment_bytes is the candidate that beat the
