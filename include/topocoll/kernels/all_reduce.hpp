@@ -102,9 +102,9 @@ template <Topology Topo, class T, class Op>
                     : t.recursive_doubling;
   if (f.e != 0) fold += 2 * cm.message(bytes) + cm.combine(bytes);
   using tree_topo = one_to_all::tree_topology<Topo>;
-  const auto tree = one_to_all::tree_at_zero<Topo>(l.p);
-  return 2 * one_to_all::tree_time<tree_topo>(tree.l, bytes, cm) +
-             one_to_all::root_children<tree_topo>(tree.l) * cm.combine(bytes) <
+  const layout tl = one_to_all::tree_layout<Topo>(l.p);
+  return 2 * one_to_all::tree_time<tree_topo>(tl, bytes, cm) +
+             one_to_all::root_children<tree_topo>(tl) * cm.combine(bytes) <
          fold;
 }
 
@@ -150,10 +150,11 @@ void all_reduce(C& c, const layout& l, std::span<const T> in, std::span<T> out, 
   if (tree_only<Topo>(l) || opt.algo == algorithm::tree ||
       opt.algo == algorithm::reduce_broadcast ||
       reduce_broadcast_wins<Topo, T, Op>(l, in.size(), opt)) {
-    const auto t = one_to_all::tree_at_zero<Topo>(l.p);
-    one_to_all::tree_reduce<one_to_all::tree_topology<Topo>>(c, t.l, in_out<T>{in, out}, op,
-                                                             {0, tg, opt.cost.segment_bytes});
-    return one_to_all::broadcast_sweep(c, t, out, tg);
+    using tree_topo = one_to_all::tree_topology<Topo>;
+    const layout tl = one_to_all::tree_layout<Topo>(l.p);
+    one_to_all::tree_reduce<tree_topo>(c, tl, in_out<T>{in, out}, op,
+                                       {0, tg, opt.cost.segment_bytes});
+    return one_to_all::broadcast_sweep(c, one_to_all::rooted_tree<tree_topo>{tl, 0}, out, tg);
   }
   std::span<const T> src = in;  // this rank's (or its pair's) contribution
   scratch<T> held(make_fold<Topo>(l).e ? in.size() : 0);

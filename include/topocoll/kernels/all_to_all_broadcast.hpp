@@ -503,7 +503,7 @@ fold_or_tree predict(const layout& l, std::size_t block_bytes, rs_messages per_s
   double fold = fold_time(active_layout<Topo>(l), bytes, per_step, cm);
   if (Topo::folding(l).e != 0) fold += cm.message(block_bytes) + cm.message(bytes);
   using tree_topo = one_to_all::tree_topology<Topo>;
-  const layout tl = one_to_all::tree_at_zero<Topo>(l.p).l;
+  const layout tl = one_to_all::tree_layout<Topo>(l.p);
   return {fold, one_to_all::gather_time<tree_topo>(tl, block_bytes, cm) +
                     one_to_all::tree_time<tree_topo>(tl, bytes, cm)};
 }
@@ -563,7 +563,7 @@ algorithm choose_reduce_scatter(const layout& l, std::size_t m, const options& o
     const double fold =
         t.fold + cm.busy_combine(bytes) * (vp - 1.0) / vp + (vp < l.p ? cm.combine(bytes) : 0);
     const int children = one_to_all::root_children<one_to_all::tree_topology<Topo>>(
-        one_to_all::tree_at_zero<Topo>(l.p).l);
+        one_to_all::tree_layout<Topo>(l.p));
     return t.tree + children * cm.combine(bytes) < fold ? algorithm::tree : algorithm::fold;
   });
 }
@@ -580,7 +580,8 @@ void all_gather(C& c, const layout& l, std::span<const T> in, std::span<T> buf, 
   auto blocks = [&](int lo, int hi) { return buf.subspan(off[lo], off[hi] - off[lo]); };
   if (algo == algorithm::tree || tree_only<Topo>(l)) {
     copy_to(in, blocks(rank, rank + 1));
-    const auto t = one_to_all::tree_at_zero<Topo>(l.p);
+    const layout tl = one_to_all::tree_layout<Topo>(l.p);
+    const one_to_all::rooted_tree<one_to_all::tree_topology<Topo>> t{tl, 0};
     one_to_all::gather_sweep(
         c, t, blocks, [&](int end, int) { return cspan(blocks(rank, end)); }, tag);
     return one_to_all::broadcast_sweep(c, t, buf, tag);
@@ -669,12 +670,12 @@ void reduce_scatter(C& c, const layout& l, std::span<const T> in, std::span<T> o
   constexpr int tg = detail::tag::reduce_scatter;
   const std::size_t m = out.size(), pm = in.size();
   if (opt.algo == algorithm::tree || tree_only<Topo>(l)) {
-    const auto t = one_to_all::tree_at_zero<Topo>(l.p);
+    const layout tl = one_to_all::tree_layout<Topo>(l.p);
     scratch<T> acc(c.rank() == 0 ? pm : 0);
-    one_to_all::tree_reduce<one_to_all::tree_topology<Topo>>(c, t.l, in_out<T>{in, acc.span()}, op,
+    one_to_all::tree_reduce<one_to_all::tree_topology<Topo>>(c, tl, in_out<T>{in, acc.span()}, op,
                                                              {0, tg, opt.cost.segment_bytes});
     return one_to_all::tree_scatter<one_to_all::tree_topology<Topo>>(
-        c, t.l, in_out<T>{acc.span(), out}, 0, tg);
+        c, tl, in_out<T>{acc.span(), out}, 0, tg);
   }
   const bool pairs = make_fold<Topo>(l).e != 0;
   scratch<T> fold_in(pairs ? pm : 0), buf(pm);

@@ -61,10 +61,12 @@ constexpr int subtree_end(const layout& l, int v) {
   return hi;
 }
 
-// The tree of a topology over p ranks with `root` as virtual rank 0.
+// The tree of a topology over p ranks with `root` as virtual rank 0. It
+// refers to the caller's layout, which outlives it: a copy per call was most
+// of a small gather's own time at the root.
 template <Topology Topo>
 struct rooted_tree {
-  layout l;
+  const layout& l;
   int root;
   int to_virtual(int rank) const { return Topo::to_virtual(l, rank, root); }
   int to_real(int v) const { return Topo::to_real(l, v, root); }
@@ -73,9 +75,10 @@ struct rooted_tree {
 template <Topology Topo>
 using tree_topology = typename tree_of<Topo>::type;
 
+// The layout of Topo's tree over p ranks (tree_topology), for a rooted_tree.
 template <Topology Topo>
-rooted_tree<tree_topology<Topo>> tree_at_zero(int p) {
-  return {tree_topology<Topo>::shape(p), 0};
+layout tree_layout(int p) {
+  return tree_topology<Topo>::shape(p);
 }
 
 // The root's messages down the tree under the model, bytes_of(link) each
