@@ -63,6 +63,7 @@
 #include <vector>
 
 #include <topocoll/model/calibrate.hpp>
+#include <topocoll/model/simulate.hpp>
 #include <topocoll/topocoll.hpp>
 #include <topocoll/transport/mpi.hpp>
 
@@ -144,6 +145,7 @@ struct contender {
   std::string impl;  // "topocoll Ring", "MPI", "Boost.MPI"
   std::string topo;  // "Ring", ... ("" for the baselines)
   std::string algo;  // "auto", "pipelined", ...
+  std::string takes;  // auto on doubles: the forced algorithms it runs as (automatic_takes)
   std::function<void()> run;
   std::function<bool()> verify;    // after a call: this rank's result is right
   std::vector<double> start, end;  // per repetition, this rank's clock
@@ -159,7 +161,41 @@ struct result_row {
   double median_us, min_us;
   double native_us, boost_us;  // NaN if none
   bool ok;
+  std::string takes;
 };
+
+// ------------------------------------------------------------ the topologies --
+template <class F>
+void for_each_topology(F&& f) {
+  f.template operator()<topocoll::Ring>();
+  f.template operator()<topocoll::Mesh<2>>();
+  f.template operator()<topocoll::Hypercube<>>();
+  f.template operator()<topocoll::Tree<2>>();
+  f.template operator()<topocoll::Tree<4>>();
+}
+
+std::string algo_name(algorithm a) {
+  return a == algorithm::automatic ? "auto" : std::string(topocoll::to_string(a));
+}
+
+// What automatic takes in a cell of doubles under `cost`: the forced
+// algorithms whose schedule is automatic's (model::automatic_takes), joined by
+// '+'; empty where the simulator has no such collective (all_to_all_v) or
+// topology.
+std::string automatic_takes(const std::string& coll, const std::string& topo, int p,
+                            std::size_t m, const topocoll::cost_model& cost) {
+  namespace sim = topocoll::model;
+  std::string names;
+  for (sim::collective k : sim::all_collectives) {
+    if (sim::to_string(k) != coll) continue;
+    for_each_topology([&]<class Topo>() {
+      if (Topo::name() != topo) return;
+      for (algorithm a : sim::automatic_takes<Topo>(k, p, m, {algorithm::automatic, cost}))
+        names += (names.empty() ? "" : "+") + algo_name(a);
+    });
+  }
+  return names;
+}
 
 struct bench {
   bmpi::communicator world;
@@ -231,8 +267,11 @@ struct bench {
                        c.topo.c_str(), c.algo.c_str(), c.why.c_str());
         continue;
       }
+      if (c.k == kind::topocoll && c.algo == "auto" && type == "double")
+        c.takes = automatic_takes(coll, c.topo, p, std::max<std::size_t>(1, bytes / sizeof(double)),
+                                  set.cost);
       rows.push_back({coll, type, c.impl, c.topo, c.algo, bytes, p, reps, stats[j].first,
-                      stats[j].second, native, boost, c.ok});
+                      stats[j].second, native, boost, c.ok, c.takes});
     }
     if (rank == 0) print(coll, type, bytes);
   }
@@ -251,9 +290,10 @@ struct bench {
         std::snprintf(buf, sizeof buf, "%.2f", a / b);
         return std::string(buf);
       };
-      std::printf("  %-44s %12.1f %12.1f %9s %9s%s\n", name.c_str(), r.median_us, r.min_us,
+      std::printf("  %-44s %12.1f %12.1f %9s %9s%s%s%s\n", name.c_str(), r.median_us, r.min_us,
                   ratio(r.median_us, r.native_us).c_str(), ratio(r.median_us, r.boost_us).c_str(),
-                  r.ok ? "" : "  WRONG RESULT");
+                  r.ok ? "" : "  WRONG RESULT", r.takes.empty() ? "" : "  takes ",
+                  r.takes.c_str());
     }
     std::fflush(stdout);
   }
@@ -262,7 +302,7 @@ struct bench {
     if (rank != 0 || set.csv.empty()) return;
     std::ofstream f(set.csv);
     f << "collective,type,bytes_per_rank,p,impl,topology,algorithm,reps,median_us,min_us,"
-         "native_median_us,boost_median_us,ratio_native,ratio_boost,verified\n";
+         "native_median_us,boost_median_us,ratio_native,ratio_boost,verified,auto_takes\n";
     for (const auto& r : rows) {
       auto num = [](double x) {
         std::ostringstream os;
@@ -273,7 +313,7 @@ struct bench {
         << r.topo << ',' << r.algo << ',' << r.reps << ',' << num(r.median_us) << ','
         << num(r.min_us) << ',' << num(r.native_us) << ',' << num(r.boost_us) << ','
         << num(r.median_us / r.native_us) << ',' << num(r.median_us / r.boost_us) << ','
-        << (r.ok ? 1 : 0) << '\n';
+        << (r.ok ? 1 : 0) << ',' << r.takes << '\n';
     }
   }
 
@@ -283,19 +323,6 @@ struct bench {
   }
 };
 
-// ------------------------------------------------------------ the topologies --
-template <class F>
-void for_each_topology(F&& f) {
-  f.template operator()<topocoll::Ring>();
-  f.template operator()<topocoll::Mesh<2>>();
-  f.template operator()<topocoll::Hypercube<>>();
-  f.template operator()<topocoll::Tree<2>>();
-  f.template operator()<topocoll::Tree<4>>();
-}
-
-std::string algo_name(algorithm a) {
-  return a == algorithm::automatic ? "auto" : std::string(topocoll::to_string(a));
-}
 
 // Adds topocoll contenders: every topology with `automatic`, and the forced
 // variants listed for linear (Ring/Mesh/Hypercube) or k-nomial topologies.

@@ -113,15 +113,22 @@ def targets(data, colls):
 def automatic_choice(path, limit=1.1):
     """automatic against the best forced algorithm of its topology, per cell
     (collective, type, size, topology) that has forced contenders: table rows,
-    the count within `limit`, the cells counted and the misses."""
+    the count within `limit`, the cells counted, the misses, and the cells
+    where automatic ran another algorithm's schedule than the best's (from the
+    CSV's auto_takes column: the forced algorithms whose schedule automatic's
+    is; an older CSV without it marks nothing)."""
     cells = collections.defaultdict(dict)
+    takes = {}
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
             if r["impl"].startswith("topocoll") and r["topology"]:
                 key = (r["collective"], r["type"], r["topology"])
-                cells[key].setdefault(int(r["bytes_per_rank"]), {})[r["algorithm"]] = float(r["median_us"])
+                size = int(r["bytes_per_rank"])
+                cells[key].setdefault(size, {})[r["algorithm"]] = float(r["median_us"])
+                if r["algorithm"] == "auto" and r.get("auto_takes"):
+                    takes[key + (size,)] = r["auto_takes"].split("+")
     sizes = sorted({s for by in cells.values() for s in by})
-    rows, n, ok, misses = [], 0, 0, []
+    rows, n, ok, misses, other = [], 0, 0, [], 0
     for (c, ty, topo), by in cells.items():
         line = []
         for s in sizes:
@@ -132,23 +139,35 @@ def automatic_choice(path, limit=1.1):
                 continue
             a, t = min(forced.items(), key=lambda x: x[1])
             r = algos["auto"] / t
+            took = takes.get((c, ty, topo, s))
+            elsewhere = took is not None and a not in took
             n += 1
             ok += r <= limit
+            other += elsewhere
             if r > limit:
-                misses.append(f"{c} {ty} {topo} {human(s)}: {r:.2f}x ({a} {t:.1f} us)")
-            line.append(f"**{r:.2f}**" if r > limit else f"{r:.2f}")
+                ran = (f"; automatic ran {'+'.join(took)}" if elsewhere
+                       else "; the same schedule" if took else "")
+                misses.append(f"{c} {ty} {topo} {human(s)}: {r:.2f}x ({a} {t:.1f} us{ran})")
+            text = f"**{r:.2f}**" if r > limit else f"{r:.2f}"
+            line.append(text + ("*" if elsewhere else ""))
         if any(x != "-" for x in line):
             name = c if ty == "double" else f"{c}, {ty}"
             rows.append(f"| {name} | {topo} | " + " | ".join(line) + " |")
     head = ["| collective | topology | " + " | ".join(human(s) for s in sizes) + " |",
             "|---|---|" + "---|" * len(sizes)]
-    return head + rows, ok, n, misses
+    return head + rows, ok, n, misses, (other if takes else None)
 
 
 def automatic_lines(path, limit=1.1):
-    rows, ok, n, misses = automatic_choice(path, limit)
+    rows, ok, n, misses, other = automatic_choice(path, limit)
     out = [f"**automatic / the best forced algorithm of its topology** (bold: above {limit}x; "
-           f"{ok} of {n} cells within {limit}x):", ""] + rows
+           f"{ok} of {n} cells within {limit}x):", ""]
+    if other is not None:
+        out += [f"A star marks a cell where automatic ran another algorithm's schedule than the "
+                f"fastest forced one's ({other} of {n}); in a cell without one it ran the same "
+                f"schedule, and the ratio is the run's noise between two contenders running the "
+                f"same calls.", ""]
+    out += rows
     if misses:
         out += ["", "Above " + f"{limit}x: " + "; ".join(misses) + "."]
     return out

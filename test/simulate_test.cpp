@@ -324,6 +324,40 @@ BOOST_AUTO_TEST_CASE(every_collective_every_topology_small_p) {
       }
 }
 
+// automatic_takes finds what automatic runs by comparing schedules. The
+// choices below are the kernels' own rules: all_reduce takes recursive
+// doubling below one element per rank and, on a Hypercube of 4 with busy_tc =
+// 20, the trees for 64 Ki doubles (calibrate_test shows the same by counting
+// messages; all_reduce's forced tree is reduce + broadcast too); broadcast on
+// a Ring of 6 the pipeline for 1 Mi doubles and the tree below; scatter always
+// the tree; one rank or no element leaves every applicable algorithm's
+// schedule empty, so all of them match.
+BOOST_AUTO_TEST_CASE(automatic_takes_what_automatic_runs) {
+  using A = tc::algorithm;
+  using v = std::vector<A>;
+  const tc::options busy{.cost = tc::cost_model{.busy_tc = 20.0}};
+  const std::size_t big = std::size_t{1} << 16;
+  BOOST_TEST((sim::automatic_takes<tc::Hypercube<>>(sim::collective::all_reduce, 8, 3, {}) ==
+              v{A::recursive_doubling}));
+  BOOST_TEST((sim::automatic_takes<tc::Hypercube<>>(sim::collective::all_reduce, 4, big, {}) ==
+              v{A::reduce_scatter_all_gather}));
+  BOOST_TEST((sim::automatic_takes<tc::Hypercube<>>(sim::collective::all_reduce, 4, big, busy) ==
+              v{A::tree, A::reduce_broadcast}));
+  BOOST_TEST((sim::automatic_takes<tc::Ring>(sim::collective::scatter, 5, 100, {}) == v{A::tree}));
+  BOOST_TEST((sim::automatic_takes<tc::Ring>(sim::collective::broadcast, 6, 1, {}) == v{A::tree}));
+  BOOST_TEST((sim::automatic_takes<tc::Ring>(sim::collective::broadcast, 6, big, {}) == v{A::tree}));
+  BOOST_TEST((sim::automatic_takes<tc::Ring>(sim::collective::broadcast, 6, big << 4, {}) ==
+              v{A::pipelined}));
+  const v gather_ring{A::tree, A::pipelined};  // gather's algorithms on a Ring
+  BOOST_TEST(sim::automatic_takes<tc::Ring>(sim::collective::gather, 1, 10, {}) == gather_ring);
+  BOOST_TEST(sim::automatic_takes<tc::Ring>(sim::collective::gather, 6, 0, {}) == gather_ring);
+  // The forced choice in opt is ignored: it is automatic's schedule that is named.
+  BOOST_TEST((sim::automatic_takes<tc::Ring>(sim::collective::scatter, 5, 100,
+                                             forced(A::pipelined)) == v{A::tree}));
+  BOOST_CHECK_THROW(sim::automatic_takes<tc::Ring>(sim::collective::gather, 0, 1, {}),
+                    std::invalid_argument);
+}
+
 // Routes: lengths and the tie rule.
 BOOST_AUTO_TEST_CASE(routes) {
   auto hops = [](const sim::network& n, int a, int b) {

@@ -79,12 +79,17 @@ auto with_topology(const std::string& name, F&& f) {
                               "\" (ring, mesh2, mesh3, hypercube, tree2, tree4, tree8)");
 }
 
-sim::traced_result run(const request& q, topocoll::algorithm a, bool traced) {
-  const sim::network net = make_network(q);
-  // automatic chooses with the request's t_s and t_w (per element of 8 bytes)
+// automatic chooses with the request's t_s and t_w (per element of 8 bytes)
+topocoll::options options_for(const request& q, topocoll::algorithm a) {
   topocoll::options opt{.algo = a};
   opt.cost.ts_us = q.cost.t_s;
   opt.cost.tw_us_per_byte = q.cost.t_w / sizeof(double);
+  return opt;
+}
+
+sim::traced_result run(const request& q, topocoll::algorithm a, bool traced) {
+  const sim::network net = make_network(q);
+  const topocoll::options opt = options_for(q, a);
   return with_topology(q.topology, [&]<class Topo>() {
     if (traced) return sim::simulate_trace<Topo>(q.k, q.p, q.m, net, q.cost, opt);
     return sim::traced_result{sim::simulate<Topo>(q.k, q.p, q.m, net, q.cost, opt), {}};
@@ -99,6 +104,14 @@ void predict(const request& q, topocoll::algorithm a, const po::variables_map& v
                             ", p = " + std::to_string(q.p) + ", m = " + std::to_string(q.m);
   std::cout << title << "\n  time " << t.summary.time << "\n  messages " << t.summary.messages
             << "\n  max congestion " << t.summary.max_congestion << "\n";
+  if (a == topocoll::algorithm::automatic) {
+    const auto takes = with_topology(q.topology, [&]<class Topo>() {
+      return sim::automatic_takes<Topo>(q.k, q.p, q.m, options_for(q, a), q.ports);
+    });
+    std::cout << "  automatic takes";
+    for (topocoll::algorithm x : takes) std::cout << ' ' << topocoll::to_string(x);
+    std::cout << (takes.empty() ? " none of the forced algorithms' schedules\n" : "\n");
+  }
   if (vm.count("steps")) {
     std::cout << "  start\tend\tsrc\tdst\telements\thops\tc\n";
     for (const sim::timed_message& m : t.messages)

@@ -116,6 +116,7 @@ struct op {
   kind_t kind;
   std::uint8_t tag;  // the kernel's tag minus tag::base
   std::uint64_t count() const { return count_lo | (std::uint64_t{count_hi} << 32); }
+  bool operator==(const op&) const = default;
 };
 static_assert(sizeof(op) == 12);
 
@@ -139,6 +140,10 @@ class schedule_log {
   }
   std::size_t size() const { return ops_.size(); }
   std::size_t bytes() const { return ops_.capacity() * sizeof(op); }
+  // The same calls, rank by rank, in the same order.
+  bool operator==(const schedule_log& o) const {
+    return p_ == o.p_ && start_ == o.start_ && ops_ == o.ops_;
+  }
 
   void add(op::kind_t k, int rank, int peer, int tag, std::uint64_t count) {
     if (k != op::wait && (peer < 0 || peer >= p_))

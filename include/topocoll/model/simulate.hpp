@@ -22,6 +22,9 @@
 // options (algo, cost) choose exactly as they would for doubles on mpi::Comm.
 // Reductions use a commutative operator.
 //
+// automatic_takes names the forced algorithms whose schedule automatic's is:
+// what automatic takes at this p, size and cost model.
+//
 // Bad input throws std::invalid_argument: p < 1, a network with fewer
 // processors than p, a negative or non-finite cost, p * m too large to address.
 // A topology that cannot hold p, or a forced algorithm that does not apply,
@@ -118,23 +121,28 @@ void run_rank(C& c, collective k, std::size_t m, const options& opt, address_are
   run_collective<Topo>(c, k, m, buf, phantom_op{}, opt);
 }
 
+[[noreturn]] inline void bad_input(const std::string& what) {
+  throw std::invalid_argument("topocoll::model::simulate: " + what);
+}
+
+inline void check_size(int p, std::size_t m) {
+  if (p < 1) bad_input("p = " + std::to_string(p) + ", needs p >= 1");
+  if (p > (1 << 28)) bad_input("p = " + std::to_string(p) + " exceeds 2^28");
+  if (m > (std::size_t{1} << 40) / static_cast<std::size_t>(p))
+    bad_input("p * m = " + std::to_string(p) + " * " + std::to_string(m) +
+              " elements is too large to simulate");
+}
+
 inline void check_inputs(int p, std::size_t m, const network& net, const cost_params& cost) {
-  auto bad = [](const std::string& what) {
-    throw std::invalid_argument("topocoll::model::simulate: " + what);
-  };
-  if (p < 1) bad("p = " + std::to_string(p) + ", needs p >= 1");
-  if (p > (1 << 28)) bad("p = " + std::to_string(p) + " exceeds 2^28");
+  check_size(p, m);
   if (net.processors() < p)
-    bad("the network " + net.name() + " has " + std::to_string(net.processors()) +
+    bad_input("the network " + net.name() + " has " + std::to_string(net.processors()) +
         " processors, fewer than p = " + std::to_string(p));
   const std::pair<const char*, double> costs[] = {
       {"t_s", cost.t_s}, {"t_w", cost.t_w}, {"t_h", cost.t_h}};
   for (auto [name, v] : costs)
     if (!(v >= 0) || !std::isfinite(v))
-      bad(std::string(name) + " = " + std::to_string(v) + ", needs a finite cost >= 0");
-  if (m > (std::size_t{1} << 40) / static_cast<std::size_t>(p))
-    bad("p * m = " + std::to_string(p) + " * " + std::to_string(m) +
-        " elements is too large to simulate");
+      bad_input(std::string(name) + " = " + std::to_string(v) + ", needs a finite cost >= 0");
 }
 
 // Sets the arena phantom::topocoll_reserve draws from, for one scope.
@@ -196,6 +204,32 @@ traced_result simulate_trace(collective k, int p, std::size_t m, const network& 
   traced_result t;
   t.summary = detail::timeline(log, net, cost, &t.messages).run();
   return t;
+}
+
+// The forced algorithms whose schedule (every rank's calls: kind, peer, size
+// and tag, in order) is automatic's for collective k of m elements per rank
+// over p ranks on Topo under opt.cost: what automatic takes there, found by
+// running it, so it is right whatever the choice's code looks like. Empty
+// where automatic's schedule is none of theirs; several where schedules
+// coincide (p = 1, m = 0, or two algorithms that are the same at this p).
+// port: the transport the kernels see, as network::with(ports) says.
+template <Topology Topo>
+std::vector<algorithm> automatic_takes(collective k, int p, std::size_t m, const options& opt,
+                                       ports port = ports::multi) {
+  detail::check_size(p, m);
+  options o = opt;
+  o.algo = algorithm::automatic;
+  const detail::schedule_log chosen = detail::record<Topo>(k, p, m, port, o);
+  std::vector<algorithm> same;
+  for (int a = 1; a < algorithm_count; ++a) {
+    o.algo = static_cast<algorithm>(a);
+    try {
+      if (detail::record<Topo>(k, p, m, port, o) == chosen) same.push_back(o.algo);
+    } catch (const std::invalid_argument&) {
+      // a forced algorithm that does not apply to k, Topo or p
+    }
+  }
+  return same;
 }
 
 }  // namespace topocoll::model
