@@ -263,9 +263,9 @@ template <Topology Topo>
 struct chains {
   static_assert(chain_dims<Topo>, "a pipeline runs along linear dimensions only");
   using step = dim_step<Topo::kind>;
-  layout l;
+  const layout& l;  // the caller's, which outlives the chains (as rooted_tree's)
   int root;
-  cost_model cost;  // decides the segments of broadcast and reduce
+  const cost_model& cost;  // decides the segments of broadcast and reduce
 
   // the real rank at position q of the chain
   int real_at(const chain& ch, int q) const {
