@@ -104,7 +104,7 @@ void predict(const request& q, topocoll::algorithm a, const po::variables_map& v
                             ", p = " + std::to_string(q.p) + ", m = " + std::to_string(q.m);
   std::cout << title << "\n  time " << t.summary.time << "\n  messages " << t.summary.messages
             << "\n  max congestion " << t.summary.max_congestion << "\n";
-  if (a == topocoll::algorithm::automatic) {
+  if (a == topocoll::algorithm::automatic && vm.count("takes")) {
     const auto takes = with_topology(q.topology, [&]<class Topo>() {
       return sim::automatic_takes<Topo>(q.k, q.p, q.m, options_for(q, a), q.ports);
     });
@@ -181,6 +181,8 @@ int main(int argc, char** argv) try {
       "algo,a", po::value<std::string>()->default_value("automatic"),
       "algorithm (options::algo); for --sweep a comma-separated list")(
       "steps", "print every message: start, end, ranks, size, hops, congestion")(
+      "takes", "with --algo automatic: name the forced algorithms whose schedule automatic's is "
+               "(records every algorithm's: a simulation each)")(
       "svg", po::value<std::string>(), "write the step diagram to this SVG file")(
       "sweep", po::value<std::string>(), "p or m: predict over a doubling range")(
       "from", po::value<long long>()->default_value(2), "first value of the sweep")(
