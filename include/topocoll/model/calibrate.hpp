@@ -36,8 +36,9 @@
 //     busy_tc is the difference per combine over t_c's combine of max_bytes
 //     (at least 1): what a fold's combine costs where every rank combines
 //     between exchanges, against a tree root's. It also holds the next
-//     shift's sending of what the combine has just written: 2.4-6.2 with 4
-//     ranks on 2 cores, 2.5-4.8 with a core per rank, from run to run.
+//     shift's sending of what the combine has just written, so it is above 1
+//     with a core per rank too, and it varies from run to run (the figures
+//     are in doc/index.md).
 //   - a reduce of segment_probe_bytes of doubles to rank 0 on Tree<2>, every
 //     rank taking part, with the partials sent whole and in segments of each
 //     candidate size, in turn: segment_bytes is the candidate that beat the
