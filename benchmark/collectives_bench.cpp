@@ -142,9 +142,9 @@ struct contender {
         run(std::move(run_)),
         verify(std::move(verify_)) {}
   kind k;
-  std::string impl;  // "topocoll Ring", "MPI", "Boost.MPI"
-  std::string topo;  // "Ring", ... ("" for the baselines)
-  std::string algo;  // "auto", "pipelined", ...
+  std::string impl;   // "topocoll Ring", "MPI", "Boost.MPI"
+  std::string topo;   // "Ring", ... ("" for the baselines)
+  std::string algo;   // "auto", "pipelined", ...
   std::string takes;  // auto on doubles: the forced algorithms it runs as (automatic_takes)
   std::function<void()> run;
   std::function<bool()> verify;    // after a call: this rank's result is right
@@ -182,8 +182,8 @@ std::string algo_name(algorithm a) {
 // algorithms whose schedule is automatic's (model::automatic_takes), joined by
 // '+'; empty where the simulator has no such collective (all_to_all_v) or
 // topology.
-std::string automatic_takes(const std::string& coll, const std::string& topo, int p,
-                            std::size_t m, const topocoll::cost_model& cost) {
+std::string automatic_takes(const std::string& coll, const std::string& topo, int p, std::size_t m,
+                            const topocoll::cost_model& cost) {
   namespace sim = topocoll::model;
   std::string names;
   for (sim::collective k : sim::all_collectives) {
@@ -292,8 +292,7 @@ struct bench {
       };
       std::printf("  %-44s %12.1f %12.1f %9s %9s%s%s%s\n", name.c_str(), r.median_us, r.min_us,
                   ratio(r.median_us, r.native_us).c_str(), ratio(r.median_us, r.boost_us).c_str(),
-                  r.ok ? "" : "  WRONG RESULT", r.takes.empty() ? "" : "  takes ",
-                  r.takes.c_str());
+                  r.ok ? "" : "  WRONG RESULT", r.takes.empty() ? "" : "  takes ", r.takes.c_str());
     }
     std::fflush(stdout);
   }
@@ -322,7 +321,6 @@ struct bench {
     return std::find(set.only.begin(), set.only.end(), coll) != set.only.end();
   }
 };
-
 
 // Adds topocoll contenders: every topology with `automatic`, and the forced
 // variants listed for linear (Ring/Mesh/Hypercube) or k-nomial topologies.

@@ -84,19 +84,20 @@ int main(int argc, char** argv) {
     for (const load& l : loads) {
       const int mine = rank == 0 ? l.recv_ns : l.send_ns;
       std::vector<contender> cs = {
-          {"MPI_Send / MPI_Recv", [&] {
+          {"MPI_Send / MPI_Recv",
+           [&] {
              if (rank == 1)
                MPI_Send(in.data(), m, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
              else
                MPI_Recv(out.data(), m, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
            }},
-          {"MPI_Gather", [&] {
+          {"MPI_Gather",
+           [&] {
              MPI_Gather(in.data(), m, MPI_DOUBLE, out.data(), m, MPI_DOUBLE, 0, MPI_COMM_WORLD);
            }},
           {"topocoll::gather<Ring>", [&] { topocoll::gather<topocoll::Ring>(comm, cin, all, 0); }},
-          {"MPI_Reduce", [&] {
-             MPI_Reduce(in.data(), out.data(), m, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-           }},
+          {"MPI_Reduce",
+           [&] { MPI_Reduce(in.data(), out.data(), m, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD); }},
           {"topocoll::reduce<Ring>",
            [&] { topocoll::reduce<topocoll::Ring>(comm, cin, red, std::plus<>{}, 0); }},
       };

@@ -62,8 +62,8 @@ constexpr int subtree_end(const layout& l, int v) {
 }
 
 // The tree of a topology over p ranks with `root` as virtual rank 0. It
-// refers to the caller's layout, which outlives it: a copy per call was most
-// of a small gather's own time at the root.
+// refers to the caller's layout, which outlives it, instead of copying the
+// layout's 268 bytes on every call.
 template <Topology Topo>
 struct rooted_tree {
   const layout& l;

@@ -137,7 +137,7 @@ inline void check_inputs(int p, std::size_t m, const network& net, const cost_pa
   check_size(p, m);
   if (net.processors() < p)
     bad_input("the network " + net.name() + " has " + std::to_string(net.processors()) +
-        " processors, fewer than p = " + std::to_string(p));
+              " processors, fewer than p = " + std::to_string(p));
   const std::pair<const char*, double> costs[] = {
       {"t_s", cost.t_s}, {"t_w", cost.t_w}, {"t_h", cost.t_h}};
   for (auto [name, v] : costs)
