@@ -345,7 +345,8 @@ BOOST_AUTO_TEST_CASE(automatic_takes_what_automatic_runs) {
               v{A::tree, A::reduce_broadcast}));
   BOOST_TEST((sim::automatic_takes<tc::Ring>(sim::collective::scatter, 5, 100, {}) == v{A::tree}));
   BOOST_TEST((sim::automatic_takes<tc::Ring>(sim::collective::broadcast, 6, 1, {}) == v{A::tree}));
-  BOOST_TEST((sim::automatic_takes<tc::Ring>(sim::collective::broadcast, 6, big, {}) == v{A::tree}));
+  BOOST_TEST(
+      (sim::automatic_takes<tc::Ring>(sim::collective::broadcast, 6, big, {}) == v{A::tree}));
   BOOST_TEST((sim::automatic_takes<tc::Ring>(sim::collective::broadcast, 6, big << 4, {}) ==
               v{A::pipelined}));
   const v gather_ring{A::tree, A::pipelined};  // gather's algorithms on a Ring

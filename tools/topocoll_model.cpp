@@ -181,9 +181,10 @@ int main(int argc, char** argv) try {
       "algo,a", po::value<std::string>()->default_value("automatic"),
       "algorithm (options::algo); for --sweep a comma-separated list")(
       "steps", "print every message: start, end, ranks, size, hops, congestion")(
-      "takes", "with --algo automatic: name the forced algorithms whose schedule automatic's is "
-               "(records every algorithm's: a simulation each)")(
-      "svg", po::value<std::string>(), "write the step diagram to this SVG file")(
+      "takes",
+      "with --algo automatic: name the forced algorithms whose schedule automatic's is "
+      "(records every algorithm's: a simulation each)")("svg", po::value<std::string>(),
+                                                        "write the step diagram to this SVG file")(
       "sweep", po::value<std::string>(), "p or m: predict over a doubling range")(
       "from", po::value<long long>()->default_value(2), "first value of the sweep")(
       "to", po::value<long long>()->default_value(1024), "last value of the sweep")(
