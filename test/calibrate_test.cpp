@@ -23,8 +23,8 @@ BOOST_AUTO_TEST_CASE(calibration_is_the_same_on_every_rank) {
   tc_test::Runner::sweep<tc::Ring>(
       [](int p, auto on_ranks) {
         on_ranks([&](auto& comm, Check& check) {
-          const tc::model::calibration cal =
-              tc::model::calibrate(comm, {1u << 15, 5, 1u << 20, {64u << 10, 256u << 10}});
+          const tc::model::calibration cal = tc::model::calibrate(
+              comm, {1u << 15, 5, 1u << 20, {64u << 10, 256u << 10}, 1u << 17});
           const tc::cost_model& cm = cal.cost;
           if (p == 1) {
             check.expect(cal.ping_pong.empty() && cm.ts_us == tc::cost_model{}.ts_us &&
@@ -60,9 +60,20 @@ BOOST_AUTO_TEST_CASE(calibration_is_the_same_on_every_rank) {
                          q.one_way_us);
           }
           check.equal(sizes, grid, "every pair's ping-pong sizes");
-          check.expect(cm.busy_tc >= 1 && cal.fold_us > 0 && cal.fold_combine_us > 0, "rank ",
-                       comm.rank(), ": busy_tc ", cm.busy_tc, " from folds of ", cal.fold_us,
-                       " and ", cal.fold_combine_us, " us");
+          sizes.clear();
+          for (const auto& f : cal.folds) {
+            sizes.push_back(f.bytes);
+            check.expect(f.us > 0 && f.combine_us > 0, "fold of ", f.bytes, " B took ", f.us,
+                         " us, with its combines ", f.combine_us);
+          }
+          check.equal(sizes, std::vector<std::size_t>{1u << 15, 1u << 17}, "fold sizes");
+          namespace dc = tc::model::detail_calibrate;
+          check.expect(
+              cm.busy_tc >= 1 && cm.busy_tc == dc::busy_factor(cal.folds[0], cm) &&
+                  cm.busy_tc_large >= 1 && cm.busy_tc_large == dc::busy_factor(cal.folds[1], cm) &&
+                  cm.busy_tc_bytes == 1u << 15 && cm.busy_tc_large_bytes == 1u << 17,
+              "rank ", comm.rank(), ": busy_tc ", cm.busy_tc, " at ", cm.busy_tc_bytes, " B and ",
+              cm.busy_tc_large, " at ", cm.busy_tc_large_bytes, " B are not the folds' figures");
           check.expect(cm.duplex_ts >= 1 && cm.duplex_tw >= 1 && cm.duplex_ts_short >= 1 &&
                            cm.short_bytes < 32768,
                        "rank ", comm.rank(), ": duplex ", cm.duplex_ts, " ", cm.duplex_tw,
@@ -78,11 +89,20 @@ BOOST_AUTO_TEST_CASE(calibration_is_the_same_on_every_rank) {
               cm.segment_bytes == tc::model::detail_calibrate::fastest_segment(cal.segments),
               "rank ", comm.rank(), ": segment_bytes ", cm.segment_bytes,
               " is not the fastest of the times");
-          const std::vector<double> mine{
-              cm.ts_us,           cm.tw_us_per_byte, cm.busy_ts,
-              cm.busy_tw,         cm.tc_us_per_byte, static_cast<double>(cm.segment_bytes),
-              cm.duplex_ts,       cm.duplex_tw,      static_cast<double>(cm.short_bytes),
-              cm.duplex_ts_short, cm.busy_tc};
+          const std::vector<double> mine{cm.ts_us,
+                                         cm.tw_us_per_byte,
+                                         cm.busy_ts,
+                                         cm.busy_tw,
+                                         cm.tc_us_per_byte,
+                                         static_cast<double>(cm.segment_bytes),
+                                         cm.duplex_ts,
+                                         cm.duplex_tw,
+                                         static_cast<double>(cm.short_bytes),
+                                         cm.duplex_ts_short,
+                                         cm.busy_tc,
+                                         cm.busy_tc_large,
+                                         static_cast<double>(cm.busy_tc_bytes),
+                                         static_cast<double>(cm.busy_tc_large_bytes)};
           const std::size_t n = mine.size();
           std::vector<double> all(n * static_cast<std::size_t>(p));
           tc::all_gather<tc::Ring>(comm, std::span<const double>(mine), std::span<double>(all));
@@ -297,6 +317,33 @@ BOOST_AUTO_TEST_CASE(busy_combines_move_a_large_all_reduce_to_reduce_broadcast) 
   };
   BOOST_TEST(allred(tc::cost_model{}) == 4u);
   BOOST_TEST(allred(tc::cost_model{.busy_tc = 20.0}) == 2u);
+  // busy_tc = 20 up to 128 KiB and 1 from 512 KiB on: the pieces again.
+  const tc::cost_model falling{.busy_tc = 20.0,
+                               .busy_tc_bytes = 128u << 10,
+                               .busy_tc_large_bytes = 512u << 10,
+                               .busy_tc_large = 1.0};
+  BOOST_TEST(allred(falling) == 4u);
+}
+
+// busy_tc_at: busy_tc up to busy_tc_bytes, busy_tc_large from
+// busy_tc_large_bytes on, linear in log2 of the size between; without the
+// second size, busy_tc everywhere.
+BOOST_AUTO_TEST_CASE(busy_tc_falls_with_the_message_in_log2_of_its_size) {
+  const tc::cost_model cm{.busy_tc = 6.0,
+                          .busy_tc_bytes = 1u << 20,
+                          .busy_tc_large_bytes = 16u << 20,
+                          .busy_tc_large = 2.0};
+  BOOST_TEST(cm.busy_tc_at(0) == 6.0);
+  BOOST_TEST(cm.busy_tc_at(1u << 20) == 6.0);
+  BOOST_TEST(cm.busy_tc_at(2u << 20) == 5.0);
+  BOOST_TEST(cm.busy_tc_at(4u << 20) == 4.0);
+  BOOST_TEST(cm.busy_tc_at(16u << 20) == 2.0);
+  BOOST_TEST(cm.busy_tc_at(std::size_t{1} << 40) == 2.0);
+  BOOST_TEST(cm.busy_combine(4u << 20) == 4.0 * cm.combine(4u << 20));
+  BOOST_TEST(cm.with_busy_combines(2u << 20).combine(1000) == 5.0 * cm.combine(1000));
+  const tc::cost_model one{.busy_tc = 6.0};
+  BOOST_TEST(one.busy_tc_at(std::size_t{1} << 40) == 6.0);
+  BOOST_TEST(one.with_busy_combines(1).busy_tc_at(1) == 1.0);
 }
 
 // The same Ring of 4 with duplex_ts = 4: an exchange of every rank costs 4 t_s,

@@ -6,6 +6,7 @@
 // throws std::invalid_argument).
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -101,19 +102,35 @@ struct cost_model {
   // reduce_scatter's automatic choice on more than two ranks). Where ranks
   // share cores a rank's combine waits for the core its partners poll on.
   double busy_tc = 1.0;
+  // busy_tc changes with the message: it holds up to busy_tc_bytes, and from
+  // there to busy_tc_large_bytes it moves to busy_tc_large, linearly in log2
+  // of the size (0: busy_tc at every size, the default).
+  std::size_t busy_tc_bytes = 0;
+  std::size_t busy_tc_large_bytes = 0;
+  double busy_tc_large = 1.0;
   constexpr double message(std::size_t bytes) const {
     return ts_us + tw_us_per_byte * static_cast<double>(bytes);
   }
   constexpr double combine(std::size_t bytes) const {
     return tc_us_per_byte * static_cast<double>(bytes);
   }
+  // busy_tc for a message of `bytes`.
+  double busy_tc_at(std::size_t bytes) const {
+    if (busy_tc_large_bytes <= busy_tc_bytes || bytes <= busy_tc_bytes) return busy_tc;
+    if (bytes >= busy_tc_large_bytes) return busy_tc_large;
+    const double f =
+        std::log2(static_cast<double>(bytes) / static_cast<double>(busy_tc_bytes)) /
+        std::log2(static_cast<double>(busy_tc_large_bytes) / static_cast<double>(busy_tc_bytes));
+    return busy_tc + (busy_tc_large - busy_tc) * f;
+  }
   // A combine of `bytes` in a fold's step, every rank combining at once.
-  constexpr double busy_combine(std::size_t bytes) const { return busy_tc * combine(bytes); }
-  // This model with every combine at busy_combine's price.
-  constexpr cost_model with_busy_combines() const {
+  double busy_combine(std::size_t bytes) const { return busy_tc_at(bytes) * combine(bytes); }
+  // This model with every combine at the busy price of a message of `bytes`.
+  cost_model with_busy_combines(std::size_t bytes) const {
     cost_model m = *this;
-    m.tc_us_per_byte *= busy_tc;
+    m.tc_us_per_byte *= busy_tc_at(bytes);
     m.busy_tc = 1.0;
+    m.busy_tc_bytes = m.busy_tc_large_bytes = 0;
     return m;
   }
   // duplex_ts for a message of `bytes`: duplex_ts_short for a short one.

@@ -97,7 +97,7 @@ template <Topology Topo, class T, class Op>
   const std::size_t bytes = m * sizeof(T);
   const fold_map f = Topo::folding(l);
   const layout vl = active_layout<Topo>(l);
-  const all_reduce_cost t = all_reduce_folds<Topo, T, Op>(vl, bytes, cm.with_busy_combines());
+  const all_reduce_cost t = all_reduce_folds<Topo, T, Op>(vl, bytes, cm.with_busy_combines(bytes));
   double fold = m >= static_cast<std::size_t>(vl.p)
                     ? std::min(t.recursive_doubling, t.reduce_scatter_all_gather)
                     : t.recursive_doubling;

@@ -38,7 +38,10 @@
 //     between exchanges, against a tree root's. It also holds the next
 //     shift's sending of what the combine has just written, so it is above 1
 //     with a core per rank too, and it varies from run to run (the figures
-//     are in doc/index.md).
+//     are in doc/index.md). The same fold of busy_tc_large_bytes gives
+//     busy_tc_large: where ranks share cores the factor falls as the message
+//     grows, so that one figure for every size prices large folds too high;
+//     between the two sizes it is interpolated in log2 of the size.
 //   - a reduce of segment_probe_bytes of doubles to rank 0 on Tree<2>, every
 //     rank taking part, with the partials sent whole and in segments of each
 //     candidate size, in turn: segment_bytes is the candidate that beat the
@@ -79,6 +82,7 @@ struct calibration_settings {
   int reps = 15;                                // timed repetitions per figure (median)
   std::size_t segment_probe_bytes = 16u << 20;  // the reduce that picks segment_bytes (0: none)
   std::array<std::size_t, 2> segment_candidates{1u << 20, 2u << 20};
+  std::size_t busy_tc_large_bytes = 16u << 20;  // busy_tc's second fold (not above max_bytes: none)
 };
 
 struct calibration {
@@ -91,8 +95,12 @@ struct calibration {
   std::vector<point> pairs;      // every pair's one way at once: busy_ts and busy_tw's
   std::vector<point> shift;      // the ring shift: the duplex figures'
   double combine_us = 0;         // t_c max_bytes: std::plus on doubles, every rank at once
-  double fold_us = 0;            // two ring shifts of max_bytes, every rank at once
-  double fold_combine_us = 0;    // the same, each shift followed by its combine
+  struct fold_time {
+    std::size_t bytes;
+    double us;          // two ring shifts of `bytes`, every rank at once
+    double combine_us;  // the same, each shift followed by its combine
+  };
+  std::vector<fold_time> folds;  // max_bytes (busy_tc's), busy_tc_large_bytes
   struct segment_time {
     std::size_t segment_bytes;  // 0: the partials whole
     double us;                  // the reduce of segment_probe_bytes, slowest rank
@@ -206,9 +214,9 @@ double shift(C& c, std::vector<unsigned char>& buf, std::size_t n, int reps) {
 // Two steps of a fold of n bytes of doubles, every rank at once: the ring
 // shift, and the ring shift followed by the combine of what arrived into an
 // accumulator, in turn in every repetition. The slowest rank's median time
-// of each, on every rank: {alone, with the combines}.
+// of each, on every rank: alone, and with the combines.
 template <Transport C>
-std::array<double, 2> fold_steps(C& c, std::size_t n, int reps) {
+calibration::fold_time fold_steps(C& c, std::size_t n, int reps) {
   const int r = c.rank(), p = c.size();
   const std::size_t m = n / sizeof(double);
   const std::vector<double> mine(m, 1.0);
@@ -230,7 +238,7 @@ std::array<double, 2> fold_steps(C& c, std::size_t n, int reps) {
       if (i >= 0) t[with].push_back(us);
     }
   }
-  return {median(t[0]), median(t[1])};
+  return {n, median(t[0]), median(t[1])};
 }
 
 // A Tree<2> reduce of s.segment_probe_bytes of doubles to rank 0, its partials
@@ -286,6 +294,12 @@ inline cost_model fit(const std::vector<calibration::point>& pts) {
   return cm;
 }
 
+// A fold's difference per combine over t_c's combine of its size (at least 1).
+inline double busy_factor(const calibration::fold_time& f, const cost_model& cm) {
+  const double combine = cm.combine(f.bytes);
+  return combine > 0 ? std::max(1.0, (f.combine_us - f.us) / 2 / combine) : 1.0;
+}
+
 // The busy and duplex figures of cm (t_s and t_w fitted to the lone pair's
 // one-way times) from every pair's one-way times and the ring shifts at the
 // same sizes, as the header says.
@@ -335,14 +349,19 @@ calibration calibrate(C& c, const calibration_settings& s = {}) {
   const std::vector<double> ones(s.max_bytes / sizeof(double), 1.0);
   dc::barrier(c);
   const double tc = measure_combine(std::plus<>{}, std::span<const double>(ones), s.reps);
-  const auto fold = dc::fold_steps(c, s.max_bytes, s.reps);
-  cal.fold_us = fold[0], cal.fold_combine_us = fold[1];
+  cal.folds.push_back(dc::fold_steps(c, s.max_bytes, s.reps));
+  if (s.busy_tc_large_bytes > s.max_bytes)
+    cal.folds.push_back(dc::fold_steps(c, s.busy_tc_large_bytes, s.reps));
   if (s.segment_probe_bytes > 0) cal.segments = dc::reduce_segments(c, s);
   cal.cost = dc::fit(cal.ping_pong);
   cal.cost.tc_us_per_byte = tc;
   dc::busy_figures(cal.cost, cal.pairs, cal.shift);
-  const double combine = cal.cost.combine(s.max_bytes);
-  cal.cost.busy_tc = combine > 0 ? std::max(1.0, (fold[1] - fold[0]) / 2 / combine) : 1.0;
+  cal.cost.busy_tc = dc::busy_factor(cal.folds[0], cal.cost);
+  cal.cost.busy_tc_bytes = s.max_bytes;
+  if (cal.folds.size() > 1) {
+    cal.cost.busy_tc_large = dc::busy_factor(cal.folds[1], cal.cost);
+    cal.cost.busy_tc_large_bytes = s.busy_tc_large_bytes;
+  }
   // The times are the slowest rank's, the same on every rank, but t_c is
   // local: rank 0's model for all.
   std::array<cost_model, 1> model{cal.cost};
