@@ -948,7 +948,7 @@ int main(int argc, char** argv) {
         "B, reduce segments %zu B\n",
         calibrate ? " (calibrated)" : "", c.ts_us, c.tw_us_per_byte, c.busy_ts, c.busy_tw,
         c.duplex_ts, c.duplex_ts_short, c.short_bytes, c.duplex_tw, c.tc_us_per_byte, c.busy_tc,
-        c.busy_tc_bytes, c.busy_tc_large, c.busy_tc_large_bytes, c.segment_bytes);
+        c.combine_bytes, c.busy_tc_large, c.combine_large_bytes, c.segment_bytes);
   }
   if (B.rank == 0)
     std::printf("collectives_bench: p = %d, sizes %s .. %s per rank\n", B.p,

@@ -71,9 +71,10 @@ BOOST_AUTO_TEST_CASE(calibration_is_the_same_on_every_rank) {
           check.expect(
               cm.busy_tc >= 1 && cm.busy_tc == dc::busy_factor(cal.folds[0], cm) &&
                   cm.busy_tc_large >= 1 && cm.busy_tc_large == dc::busy_factor(cal.folds[1], cm) &&
-                  cm.busy_tc_bytes == 1u << 15 && cm.busy_tc_large_bytes == 1u << 17,
-              "rank ", comm.rank(), ": busy_tc ", cm.busy_tc, " at ", cm.busy_tc_bytes, " B and ",
-              cm.busy_tc_large, " at ", cm.busy_tc_large_bytes, " B are not the folds' figures");
+                  cm.tc_large_us_per_byte > 0 && cm.combine_bytes == 1u << 15 &&
+                  cm.combine_large_bytes == 1u << 17,
+              "rank ", comm.rank(), ": busy_tc ", cm.busy_tc, " at ", cm.combine_bytes, " B and ",
+              cm.busy_tc_large, " at ", cm.combine_large_bytes, " B are not the folds' figures");
           check.expect(cm.duplex_ts >= 1 && cm.duplex_tw >= 1 && cm.duplex_ts_short >= 1 &&
                            cm.short_bytes < 32768,
                        "rank ", comm.rank(), ": duplex ", cm.duplex_ts, " ", cm.duplex_tw,
@@ -101,8 +102,8 @@ BOOST_AUTO_TEST_CASE(calibration_is_the_same_on_every_rank) {
                                          cm.duplex_ts_short,
                                          cm.busy_tc,
                                          cm.busy_tc_large,
-                                         static_cast<double>(cm.busy_tc_bytes),
-                                         static_cast<double>(cm.busy_tc_large_bytes)};
+                                         static_cast<double>(cm.combine_bytes),
+                                         static_cast<double>(cm.combine_large_bytes)};
           const std::size_t n = mine.size();
           std::vector<double> all(n * static_cast<std::size_t>(p));
           tc::all_gather<tc::Ring>(comm, std::span<const double>(mine), std::span<double>(all));
@@ -319,29 +320,38 @@ BOOST_AUTO_TEST_CASE(busy_combines_move_a_large_all_reduce_to_reduce_broadcast) 
   BOOST_TEST(allred(tc::cost_model{.busy_tc = 20.0}) == 2u);
   // busy_tc = 20 up to 128 KiB and 1 from 512 KiB on: the pieces again.
   const tc::cost_model falling{.busy_tc = 20.0,
-                               .busy_tc_bytes = 128u << 10,
-                               .busy_tc_large_bytes = 512u << 10,
+                               .combine_bytes = 128u << 10,
+                               .combine_large_bytes = 512u << 10,
                                .busy_tc_large = 1.0};
   BOOST_TEST(allred(falling) == 4u);
 }
 
-// busy_tc_at: busy_tc up to busy_tc_bytes, busy_tc_large from
-// busy_tc_large_bytes on, linear in log2 of the size between; without the
-// second size, busy_tc everywhere.
-BOOST_AUTO_TEST_CASE(busy_tc_falls_with_the_message_in_log2_of_its_size) {
-  const tc::cost_model cm{.busy_tc = 6.0,
-                          .busy_tc_bytes = 1u << 20,
-                          .busy_tc_large_bytes = 16u << 20,
+// t_c and busy_tc: their figures up to combine_bytes, the large ones from
+// combine_large_bytes on, linear in log2 of the size between; without the
+// second size, t_c and busy_tc everywhere.
+BOOST_AUTO_TEST_CASE(combine_figures_move_to_the_large_ones_in_log2_of_the_size) {
+  const tc::cost_model cm{.tc_us_per_byte = 0.25,
+                          .busy_tc = 6.0,
+                          .combine_bytes = 1u << 20,
+                          .combine_large_bytes = 16u << 20,
+                          .tc_large_us_per_byte = 0.75,
                           .busy_tc_large = 2.0};
   BOOST_TEST(cm.busy_tc_at(0) == 6.0);
+  BOOST_TEST(cm.tc_at(1u << 20) == 0.25);
   BOOST_TEST(cm.busy_tc_at(1u << 20) == 6.0);
+  BOOST_TEST(cm.tc_at(2u << 20) == 0.375);
   BOOST_TEST(cm.busy_tc_at(2u << 20) == 5.0);
+  BOOST_TEST(cm.tc_at(4u << 20) == 0.5);
   BOOST_TEST(cm.busy_tc_at(4u << 20) == 4.0);
   BOOST_TEST(cm.busy_tc_at(16u << 20) == 2.0);
+  BOOST_TEST(cm.tc_at(std::size_t{1} << 40) == 0.75);
   BOOST_TEST(cm.busy_tc_at(std::size_t{1} << 40) == 2.0);
-  BOOST_TEST(cm.busy_combine(4u << 20) == 4.0 * cm.combine(4u << 20));
-  BOOST_TEST(cm.with_busy_combines(2u << 20).combine(1000) == 5.0 * cm.combine(1000));
-  const tc::cost_model one{.busy_tc = 6.0};
+  BOOST_TEST(cm.combine(4u << 20) == 0.5 * (4u << 20));
+  BOOST_TEST(cm.busy_combine(4u << 20) == 4.0 * 0.5 * (4u << 20));
+  BOOST_TEST(cm.with_busy_combines(2u << 20).combine(std::size_t{1} << 40) ==
+             5.0 * 0.375 * static_cast<double>(std::size_t{1} << 40));
+  const tc::cost_model one{.tc_us_per_byte = 0.25, .busy_tc = 6.0};
+  BOOST_TEST(one.tc_at(std::size_t{1} << 40) == 0.25);
   BOOST_TEST(one.busy_tc_at(std::size_t{1} << 40) == 6.0);
   BOOST_TEST(one.with_busy_combines(1).busy_tc_at(1) == 1.0);
 }

@@ -76,7 +76,8 @@ constexpr std::string_view to_string(algorithm a) {
 // as long from 512 B on. Messages of 1 to short_bytes bytes have
 // duplex_ts_short instead of duplex_ts (short_bytes 0, the default: none).
 // model::calibrate (model/calibrate.hpp) measures all of these, the cost of
-// std::plus on doubles, tc_us_per_byte, and busy_tc, its factor in a fold.
+// std::plus on doubles, tc_us_per_byte, and busy_tc, its factor in a fold,
+// each at two sizes.
 struct cost_model {
   double ts_us = 1.0;            // start-up time per message
   double tw_us_per_byte = 2e-4;  // per byte (about 5 GB/s)
@@ -102,35 +103,41 @@ struct cost_model {
   // reduce_scatter's automatic choice on more than two ranks). Where ranks
   // share cores a rank's combine waits for the core its partners poll on.
   double busy_tc = 1.0;
-  // busy_tc changes with the message: it holds up to busy_tc_bytes, and from
-  // there to busy_tc_large_bytes it moves to busy_tc_large, linearly in log2
-  // of the size (0: busy_tc at every size, the default).
-  std::size_t busy_tc_bytes = 0;
-  std::size_t busy_tc_large_bytes = 0;
+  // Combines of large operands: t_c and busy_tc hold up to combine_bytes;
+  // from there to combine_large_bytes they move to tc_large_us_per_byte and
+  // busy_tc_large, linearly in log2 of the size, and stay there. Operands
+  // that no longer fit in cache combine at the memory's speed
+  // (combine_large_bytes 0: t_c and busy_tc at every size, the default).
+  std::size_t combine_bytes = 0;
+  std::size_t combine_large_bytes = 0;
+  double tc_large_us_per_byte = 1e-4;
   double busy_tc_large = 1.0;
   constexpr double message(std::size_t bytes) const {
     return ts_us + tw_us_per_byte * static_cast<double>(bytes);
   }
-  constexpr double combine(std::size_t bytes) const {
-    return tc_us_per_byte * static_cast<double>(bytes);
+  // How far `bytes` is from combine_bytes to combine_large_bytes, 0 to 1.
+  double large_share(std::size_t bytes) const {
+    if (combine_large_bytes <= combine_bytes || bytes <= combine_bytes) return 0.0;
+    if (bytes >= combine_large_bytes) return 1.0;
+    return std::log2(static_cast<double>(bytes) / static_cast<double>(combine_bytes)) /
+           std::log2(static_cast<double>(combine_large_bytes) / static_cast<double>(combine_bytes));
   }
-  // busy_tc for a message of `bytes`.
+  // t_c and busy_tc for operands of `bytes`.
+  double tc_at(std::size_t bytes) const {
+    return tc_us_per_byte + (tc_large_us_per_byte - tc_us_per_byte) * large_share(bytes);
+  }
   double busy_tc_at(std::size_t bytes) const {
-    if (busy_tc_large_bytes <= busy_tc_bytes || bytes <= busy_tc_bytes) return busy_tc;
-    if (bytes >= busy_tc_large_bytes) return busy_tc_large;
-    const double f =
-        std::log2(static_cast<double>(bytes) / static_cast<double>(busy_tc_bytes)) /
-        std::log2(static_cast<double>(busy_tc_large_bytes) / static_cast<double>(busy_tc_bytes));
-    return busy_tc + (busy_tc_large - busy_tc) * f;
+    return busy_tc + (busy_tc_large - busy_tc) * large_share(bytes);
   }
+  double combine(std::size_t bytes) const { return tc_at(bytes) * static_cast<double>(bytes); }
   // A combine of `bytes` in a fold's step, every rank combining at once.
   double busy_combine(std::size_t bytes) const { return busy_tc_at(bytes) * combine(bytes); }
-  // This model with every combine at the busy price of a message of `bytes`.
+  // This model with every combine at the busy price of operands of `bytes`.
   cost_model with_busy_combines(std::size_t bytes) const {
     cost_model m = *this;
-    m.tc_us_per_byte *= busy_tc_at(bytes);
+    m.tc_us_per_byte = busy_tc_at(bytes) * tc_at(bytes);
     m.busy_tc = 1.0;
-    m.busy_tc_bytes = m.busy_tc_large_bytes = 0;
+    m.combine_bytes = m.combine_large_bytes = 0;
     return m;
   }
   // duplex_ts for a message of `bytes`: duplex_ts_short for a short one.

@@ -38,10 +38,13 @@
 //     between exchanges, against a tree root's. It also holds the next
 //     shift's sending of what the combine has just written, so it is above 1
 //     with a core per rank too, and it varies from run to run (the figures
-//     are in doc/index.md). The same fold of busy_tc_large_bytes gives
-//     busy_tc_large: where ranks share cores the factor falls as the message
-//     grows, so that one figure for every size prices large folds too high;
-//     between the two sizes it is interpolated in log2 of the size.
+//     are in doc/index.md).
+//   - t_c and busy_tc again at combine_large_bytes: tc_large_us_per_byte and
+//     busy_tc_large. Operands that no longer fit in cache combine at the
+//     memory's speed, slower than t_c's, and where ranks share cores busy_tc
+//     falls as the message grows, so that figures of max_bytes for every
+//     size price a large tree's combines too low and a large fold's too
+//     high. Between the two sizes the model interpolates in log2 of the size.
 //   - a reduce of segment_probe_bytes of doubles to rank 0 on Tree<2>, every
 //     rank taking part, with the partials sent whole and in segments of each
 //     candidate size, in turn: segment_bytes is the candidate that beat the
@@ -82,7 +85,8 @@ struct calibration_settings {
   int reps = 15;                                // timed repetitions per figure (median)
   std::size_t segment_probe_bytes = 16u << 20;  // the reduce that picks segment_bytes (0: none)
   std::array<std::size_t, 2> segment_candidates{1u << 20, 2u << 20};
-  std::size_t busy_tc_large_bytes = 16u << 20;  // busy_tc's second fold (not above max_bytes: none)
+  std::size_t combine_large_bytes = 16u << 20;  // t_c's and busy_tc's second size (not above
+                                                // max_bytes: none)
 };
 
 struct calibration {
@@ -100,7 +104,7 @@ struct calibration {
     double us;          // two ring shifts of `bytes`, every rank at once
     double combine_us;  // the same, each shift followed by its combine
   };
-  std::vector<fold_time> folds;  // max_bytes (busy_tc's), busy_tc_large_bytes
+  std::vector<fold_time> folds;  // max_bytes (busy_tc's), combine_large_bytes (busy_tc_large's)
   struct segment_time {
     std::size_t segment_bytes;  // 0: the partials whole
     double us;                  // the reduce of segment_probe_bytes, slowest rank
@@ -294,6 +298,23 @@ inline cost_model fit(const std::vector<calibration::point>& pts) {
   return cm;
 }
 
+// t_c on a sample of max_bytes and of combine_large_bytes (0 without), every
+// rank at once, and the folds of the same sizes.
+template <Transport C>
+std::array<double, 2> combine_figures(C& c, const calibration_settings& s,
+                                      std::vector<calibration::fold_time>& folds) {
+  std::array<double, 2> tc{};
+  std::vector<std::size_t> sizes{s.max_bytes};
+  if (s.combine_large_bytes > s.max_bytes) sizes.push_back(s.combine_large_bytes);
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    const std::vector<double> ones(sizes[k] / sizeof(double), 1.0);
+    barrier(c);
+    tc[k] = measure_combine(std::plus<>{}, std::span<const double>(ones), s.reps);
+    folds.push_back(fold_steps(c, sizes[k], s.reps));
+  }
+  return tc;
+}
+
 // A fold's difference per combine over t_c's combine of its size (at least 1).
 inline double busy_factor(const calibration::fold_time& f, const cost_model& cm) {
   const double combine = cm.combine(f.bytes);
@@ -346,21 +367,17 @@ calibration calibrate(C& c, const calibration_settings& s = {}) {
     cal.pairs.push_back({n, dc::ping_pong(c, buf, n, pairs, s.reps)});
     cal.shift.push_back({n, dc::shift(c, buf, n, s.reps)});
   }
-  const std::vector<double> ones(s.max_bytes / sizeof(double), 1.0);
-  dc::barrier(c);
-  const double tc = measure_combine(std::plus<>{}, std::span<const double>(ones), s.reps);
-  cal.folds.push_back(dc::fold_steps(c, s.max_bytes, s.reps));
-  if (s.busy_tc_large_bytes > s.max_bytes)
-    cal.folds.push_back(dc::fold_steps(c, s.busy_tc_large_bytes, s.reps));
+  const std::array<double, 2> tc = dc::combine_figures(c, s, cal.folds);
   if (s.segment_probe_bytes > 0) cal.segments = dc::reduce_segments(c, s);
   cal.cost = dc::fit(cal.ping_pong);
-  cal.cost.tc_us_per_byte = tc;
   dc::busy_figures(cal.cost, cal.pairs, cal.shift);
+  cal.cost.tc_us_per_byte = tc[0];
   cal.cost.busy_tc = dc::busy_factor(cal.folds[0], cal.cost);
-  cal.cost.busy_tc_bytes = s.max_bytes;
+  cal.cost.combine_bytes = s.max_bytes;
   if (cal.folds.size() > 1) {
+    cal.cost.combine_large_bytes = s.combine_large_bytes;
+    cal.cost.tc_large_us_per_byte = tc[1];
     cal.cost.busy_tc_large = dc::busy_factor(cal.folds[1], cal.cost);
-    cal.cost.busy_tc_large_bytes = s.busy_tc_large_bytes;
   }
   // The times are the slowest rank's, the same on every rank, but t_c is
   // local: rank 0's model for all.
@@ -368,7 +385,7 @@ calibration calibrate(C& c, const calibration_settings& s = {}) {
   broadcast<Tree<2>>(c, std::span<cost_model>(model), 0);
   cal.cost = model[0];
   cal.cost.segment_bytes = dc::fastest_segment(cal.segments);  // the same times on every rank
-  cal.combine_us = cal.cost.combine(ones.size() * sizeof(double));
+  cal.combine_us = cal.cost.combine(s.max_bytes);
   return cal;
 }
 
