@@ -298,8 +298,8 @@ inline cost_model fit(const std::vector<calibration::point>& pts) {
   return cm;
 }
 
-// t_c on a sample of max_bytes and of combine_large_bytes (0 without), every
-// rank at once, and the folds of the same sizes.
+// t_c on a sample of max_bytes and on one of combine_large_bytes (0 where
+// that is not larger), every rank at once, and the folds of the same sizes.
 template <Transport C>
 std::array<double, 2> combine_figures(C& c, const calibration_settings& s,
                                       std::vector<calibration::fold_time>& folds) {
