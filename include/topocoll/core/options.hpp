@@ -107,7 +107,8 @@ struct cost_model {
   // from there to combine_large_bytes they move to tc_large_us_per_byte and
   // busy_tc_large, linearly in log2 of the size, and stay there. Operands
   // that no longer fit in cache combine at the memory's speed
-  // (combine_large_bytes 0: t_c and busy_tc at every size, the default).
+  // (combine_bytes or combine_large_bytes 0: t_c and busy_tc at every size,
+  // the default).
   std::size_t combine_bytes = 0;
   std::size_t combine_large_bytes = 0;
   double tc_large_us_per_byte = 1e-4;
@@ -117,17 +118,18 @@ struct cost_model {
   }
   // How far `bytes` is from combine_bytes to combine_large_bytes, 0 to 1.
   double large_share(std::size_t bytes) const {
-    if (combine_large_bytes <= combine_bytes || bytes <= combine_bytes) return 0.0;
+    if (combine_bytes == 0 || combine_large_bytes <= combine_bytes || bytes <= combine_bytes)
+      return 0.0;
     if (bytes >= combine_large_bytes) return 1.0;
     return std::log2(static_cast<double>(bytes) / static_cast<double>(combine_bytes)) /
            std::log2(static_cast<double>(combine_large_bytes) / static_cast<double>(combine_bytes));
   }
   // t_c and busy_tc for operands of `bytes`.
   double tc_at(std::size_t bytes) const {
-    return tc_us_per_byte + (tc_large_us_per_byte - tc_us_per_byte) * large_share(bytes);
+    return towards_large(tc_us_per_byte, tc_large_us_per_byte, bytes);
   }
   double busy_tc_at(std::size_t bytes) const {
-    return busy_tc + (busy_tc_large - busy_tc) * large_share(bytes);
+    return towards_large(busy_tc, busy_tc_large, bytes);
   }
   double combine(std::size_t bytes) const { return tc_at(bytes) * static_cast<double>(bytes); }
   // A combine of `bytes` in a fold's step, every rank combining at once.
@@ -163,6 +165,12 @@ struct cost_model {
   }
   // One message of `bytes` in a step in which every rank sends and receives.
   constexpr double busy_message(std::size_t bytes) const { return all_busy(bytes).message(bytes); }
+
+ private:
+  // `figure` moved large_share(bytes) of the way to `large`.
+  double towards_large(double figure, double large, std::size_t bytes) const {
+    return figure + (large - figure) * large_share(bytes);
+  }
 };
 
 struct options {
