@@ -474,19 +474,21 @@ layout active_layout(const layout& l) {
 // One all-to-all broadcast (or reduction) fold over vl of `bytes` in vl.p
 // blocks, without combines: every rank sends and receives at every step (the
 // busy, duplex figures), the pieces bytes / s_0, bytes / (s_0 s_1), ... along
-// the dimensions, and t_w for (P - 1) / P of the bytes.
+// the dimensions, s_j - 1 of them per rank along dimension j: (P - 1) / P of
+// the bytes in all.
 inline double fold_time(const layout& vl, std::size_t bytes, rs_messages per_step,
                         const cost_model& model) {
-  double t = 0;
+  double t = 0, share = static_cast<double>(bytes);
   std::size_t piece = bytes;
   for (int j = 0; j < vl.ndims; ++j) {
     const int s = vl.dims[j].radix;
     piece /= static_cast<std::size_t>(s);
+    share /= s;
     const int messages = per_step == rs_messages::two && s > 2 ? 2 : 1;
-    t += (s - 1) * messages * model.all_busy(piece).ts_us;
+    const cost_model step = model.all_busy(piece);
+    t += (s - 1) * (messages * step.ts_us + step.tw_us_per_byte * share);
   }
-  return t + model.all_busy().tw_us_per_byte * static_cast<double>(bytes) * (vl.p - 1) /
-                 static_cast<double>(vl.p);
+  return t;
 }
 
 // An all-to-all broadcast (reduction) of blocks of block_bytes on l under the

@@ -105,6 +105,13 @@ struct calibration {
     double combine_us;  // the same, each shift followed by its combine
   };
   std::vector<fold_time> folds;  // max_bytes (busy_tc's), combine_large_bytes (busy_tc_large's)
+  struct message_time {
+    std::size_t bytes;
+    double one_way_us;  // ranks 0 and 1's one way
+    double pairs_us;    // every pair's one way at once
+    double shift_us;    // the ring shift
+  };
+  std::vector<message_time> large_messages;  // combine_large_bytes: the large t_w figures
   struct segment_time {
     std::size_t segment_bytes;  // 0: the partials whole
     double us;                  // the reduce of segment_probe_bytes, slowest rank
@@ -315,6 +322,28 @@ std::array<double, 2> combine_figures(C& c, const calibration_settings& s,
   return tc;
 }
 
+// The ping-pong of ranks 0 and 1, every pair's and the ring shift on
+// messages of combine_large_bytes, where that is above max_bytes.
+template <Transport C>
+std::vector<calibration::message_time> large_messages(C& c, const calibration_settings& s) {
+  if (s.combine_large_bytes <= s.max_bytes) return {};
+  const std::size_t n = s.combine_large_bytes;
+  std::vector<unsigned char> buf(2 * n);
+  return {{n, ping_pong(c, buf, n, 1, s.reps), ping_pong(c, buf, n, c.size() / 2, s.reps),
+           shift(c, buf, n, s.reps)}};
+}
+
+// The large t_w, busy_tw and duplex_tw from the times of large messages, each
+// factor over the figures before it, as at the sweep's sizes (at least 1).
+inline void large_message_figures(cost_model& cm, const calibration::message_time& m) {
+  const double n = static_cast<double>(m.bytes);
+  cm.tw_large_us_per_byte = std::max((m.one_way_us - cm.ts_us) / n, 1e-9);
+  const double busy_ts = cm.ts_us * cm.busy_ts;
+  cm.busy_tw_large = std::max(1.0, (m.pairs_us - busy_ts) / (cm.tw_large_us_per_byte * n));
+  cm.duplex_tw_large = std::max(1.0, (m.shift_us - busy_ts * cm.duplex_ts) /
+                                         (cm.tw_large_us_per_byte * cm.busy_tw_large * n));
+}
+
 // A fold's difference per combine over t_c's combine of its size (at least 1).
 inline double busy_factor(const calibration::fold_time& f, const cost_model& cm) {
   const double combine = cm.combine(f.bytes);
@@ -367,6 +396,7 @@ calibration calibrate(C& c, const calibration_settings& s = {}) {
     cal.pairs.push_back({n, dc::ping_pong(c, buf, n, pairs, s.reps)});
     cal.shift.push_back({n, dc::shift(c, buf, n, s.reps)});
   }
+  cal.large_messages = dc::large_messages(c, s);
   const std::array<double, 2> tc = dc::combine_figures(c, s, cal.folds);
   if (s.segment_probe_bytes > 0) cal.segments = dc::reduce_segments(c, s);
   cal.cost = dc::fit(cal.ping_pong);
@@ -378,6 +408,7 @@ calibration calibrate(C& c, const calibration_settings& s = {}) {
     cal.cost.combine_large_bytes = s.combine_large_bytes;
     cal.cost.tc_large_us_per_byte = tc[1];
     cal.cost.busy_tc_large = dc::busy_factor(cal.folds[1], cal.cost);
+    dc::large_message_figures(cal.cost, cal.large_messages.front());
   }
   // The times are the slowest rank's, the same on every rank, but t_c is
   // local: rank 0's model for all.
