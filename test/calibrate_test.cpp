@@ -75,6 +75,21 @@ BOOST_AUTO_TEST_CASE(calibration_is_the_same_on_every_rank) {
                   cm.combine_large_bytes == 1u << 17,
               "rank ", comm.rank(), ": busy_tc ", cm.busy_tc, " at ", cm.combine_bytes, " B and ",
               cm.busy_tc_large, " at ", cm.combine_large_bytes, " B are not the folds' figures");
+          check.expect(cal.large_messages.size() == 1 && cal.large_messages[0].bytes == 1u << 17 &&
+                           cal.large_messages[0].one_way_us > 0 &&
+                           cal.large_messages[0].pairs_us > 0 && cal.large_messages[0].shift_us > 0,
+                       "rank ", comm.rank(), ": ", cal.large_messages.size(),
+                       " large message times, not one of 128 KiB");
+          tc::cost_model large = cm;
+          if (!cal.large_messages.empty()) dc::large_message_figures(large, cal.large_messages[0]);
+          check.expect(cm.tw_large_us_per_byte > 0 && cm.busy_tw_large >= 1 &&
+                           cm.duplex_tw_large >= 1 &&
+                           cm.tw_large_us_per_byte == large.tw_large_us_per_byte &&
+                           cm.busy_tw_large == large.busy_tw_large &&
+                           cm.duplex_tw_large == large.duplex_tw_large,
+                       "rank ", comm.rank(), ": large t_w ", cm.tw_large_us_per_byte, ", busy_tw ",
+                       cm.busy_tw_large, ", duplex_tw ", cm.duplex_tw_large,
+                       " are not the large messages' figures");
           check.expect(cm.duplex_ts >= 1 && cm.duplex_tw >= 1 && cm.duplex_ts_short >= 1 &&
                            cm.short_bytes < 32768,
                        "rank ", comm.rank(), ": duplex ", cm.duplex_ts, " ", cm.duplex_tw,
@@ -103,7 +118,10 @@ BOOST_AUTO_TEST_CASE(calibration_is_the_same_on_every_rank) {
                                          cm.busy_tc,
                                          cm.busy_tc_large,
                                          static_cast<double>(cm.combine_bytes),
-                                         static_cast<double>(cm.combine_large_bytes)};
+                                         static_cast<double>(cm.combine_large_bytes),
+                                         cm.tw_large_us_per_byte,
+                                         cm.busy_tw_large,
+                                         cm.duplex_tw_large};
           const std::size_t n = mine.size();
           std::vector<double> all(n * static_cast<std::size_t>(p));
           tc::all_gather<tc::Ring>(comm, std::span<const double>(mine), std::span<double>(all));
@@ -354,6 +372,65 @@ BOOST_AUTO_TEST_CASE(combine_figures_move_to_the_large_ones_in_log2_of_the_size)
   BOOST_TEST(one.tc_at(std::size_t{1} << 40) == 0.25);
   BOOST_TEST(one.busy_tc_at(std::size_t{1} << 40) == 6.0);
   BOOST_TEST(one.with_busy_combines(1).busy_tc_at(1) == 1.0);
+}
+
+// t_w, busy_tw and duplex_tw move the same way (at 4 MiB half of the way,
+// at 2 MiB a quarter), each message priced at its own size. A fold prices each
+// dimension's pieces at their size: on a Hypercube of 4, 8 MiB go as pieces of
+// 4 MiB and then 2 MiB. The default large figures (0) leave every figure as it
+// is.
+BOOST_AUTO_TEST_CASE(message_figures_move_to_the_large_ones_in_log2_of_the_size) {
+  const tc::cost_model cm{.ts_us = 0.0,
+                          .tw_us_per_byte = 1.0,
+                          .busy_tw = 2.0,
+                          .duplex_tw = 3.0,
+                          .combine_bytes = 1u << 20,
+                          .combine_large_bytes = 16u << 20,
+                          .tw_large_us_per_byte = 3.0,
+                          .busy_tw_large = 4.0,
+                          .duplex_tw_large = 1.0};
+  const std::size_t mib4 = 4u << 20;
+  BOOST_TEST(cm.tw_at(1u << 20) == 1.0);
+  BOOST_TEST(cm.tw_at(mib4) == 2.0);
+  BOOST_TEST(cm.busy_tw_at(mib4) == 3.0);
+  BOOST_TEST(cm.duplex_tw_at(mib4) == 2.0);
+  BOOST_TEST(cm.tw_at(std::size_t{1} << 40) == 3.0);
+  BOOST_TEST(cm.message(mib4) == 2.0 * mib4);
+  BOOST_TEST(cm.message(mib4, 4, 4) == 2.0 * 3.0 * mib4);
+  BOOST_TEST(cm.message(mib4, 2, 4) == 2.0 * mib4);
+  BOOST_TEST(cm.busy_message(mib4) == 2.0 * 3.0 * 2.0 * mib4);
+  BOOST_TEST(cm.busy_message(16u << 20) == 3.0 * 4.0 * 1.0 * (16u << 20));
+  BOOST_TEST(cm.all_busy().tw_us_per_byte == 1.0 * 2.0 * 3.0);
+  namespace a2ab = tc::detail::all_to_all_broadcast;
+  const tc::layout l = tc::Hypercube<>::shape(4);
+  BOOST_TEST(a2ab::fold_time(l, 8u << 20, a2ab::rs_messages::one, cm) ==
+             12.0 * (4u << 20) + 1.5 * 2.5 * 2.5 * (2u << 20));
+  const tc::cost_model flat{.ts_us = 0.0, .tw_us_per_byte = 1.0, .busy_tw = 2.0, .duplex_tw = 3.0};
+  BOOST_TEST(flat.tw_at(std::size_t{1} << 40) == 1.0);
+  BOOST_TEST(flat.busy_tw_at(std::size_t{1} << 40) == 2.0);
+  BOOST_TEST(flat.duplex_tw_at(std::size_t{1} << 40) == 3.0);
+  BOOST_TEST(a2ab::fold_time(l, 8u << 20, a2ab::rs_messages::one, flat) ==
+             6.0 * (8u << 20) * 3 / 4);
+}
+
+// The Hypercube<> broadcast of 2 MiB above with busy_tw = 2.5, where t_w
+// grows 5 times from 1 MiB to 16 MiB: the tree's whole messages of 2 MiB pay
+// twice the t_w of the pieces of 1 MiB and 512 KiB (2938 us against 1577), and
+// the pieces win again.
+BOOST_AUTO_TEST_CASE(large_messages_move_a_large_broadcast_back_to_the_pieces) {
+  const std::size_t m = std::size_t{1} << 18;  // doubles
+  auto bcast = [&](tc::cost_model cm) {
+    return rank0_sends([&](auto& c) {
+      std::vector<double> v(m, c.rank() == 0 ? 1.0 : 0.0);
+      tc::broadcast<tc::Hypercube<>>(c, std::span<double>(v), 0, {tc::algorithm::automatic, cm});
+      if (v != std::vector<double>(m, 1.0)) throw std::runtime_error("wrong broadcast");
+    });
+  };
+  BOOST_TEST(bcast(tc::cost_model{.busy_tw = 2.5}) == 2u);
+  BOOST_TEST(bcast(tc::cost_model{.busy_tw = 2.5,
+                                  .combine_bytes = 1u << 20,
+                                  .combine_large_bytes = 16u << 20,
+                                  .tw_large_us_per_byte = 1e-3}) == 4u);
 }
 
 // The same Ring of 4 with duplex_ts = 4: an exchange of every rank costs 4 t_s,

@@ -45,6 +45,11 @@
 //     falls as the message grows, so that figures of max_bytes for every
 //     size price a large tree's combines too low and a large fold's too
 //     high. Between the two sizes the model interpolates in log2 of the size.
+//   - the lone pair's and every pair's ping-pong and the ring shift on
+//     messages of combine_large_bytes: tw_large_us_per_byte, and
+//     busy_tw_large and duplex_tw_large over it. Messages out of cache copy
+//     at the memory's speed, which the pairs share, so that the sweep's
+//     figures price a tree's whole large messages too low.
 //   - a reduce of segment_probe_bytes of doubles to rank 0 on Tree<2>, every
 //     rank taking part, with the partials sent whole and in segments of each
 //     candidate size, in turn: segment_bytes is the candidate that beat the
