@@ -231,6 +231,17 @@ std::size_t rank0_sends(F f, int p = 4) {
   });
   return sends;
 }
+
+// Rank 0's sends in an automatic broadcast of 2 MiB on Hypercube<> at p = 4:
+// 4 in pieces (2 scatter + 2 all-gather), 2 down the tree.
+std::size_t broadcast_2mib_sends(const tc::cost_model& cm) {
+  const std::size_t m = std::size_t{1} << 18;  // doubles
+  return rank0_sends([&](auto& c) {
+    std::vector<double> v(m, c.rank() == 0 ? 1.0 : 0.0);
+    tc::broadcast<tc::Hypercube<>>(c, std::span<double>(v), 0, {tc::algorithm::automatic, cm});
+    if (v != std::vector<double>(m, 1.0)) throw std::runtime_error("wrong broadcast");
+  });
+}
 }  // namespace
 
 // Hypercube<> at p = 4, 2 MiB: the pieces (2 scatter + 2 all-gather sends from
@@ -238,16 +249,8 @@ std::size_t rank0_sends(F f, int p = 4) {
 // busy_tw = 2.5 the tree's second step (every rank active) and all of the
 // pieces pay 2.5 t_w: 1469 us against 1577, and the tree wins.
 BOOST_AUTO_TEST_CASE(busy_bandwidth_moves_a_large_broadcast_from_the_pieces_to_the_tree) {
-  const std::size_t m = std::size_t{1} << 18;  // doubles
-  auto bcast = [&](tc::cost_model cm) {
-    return rank0_sends([&](auto& c) {
-      std::vector<double> v(m, c.rank() == 0 ? 1.0 : 0.0);
-      tc::broadcast<tc::Hypercube<>>(c, std::span<double>(v), 0, {tc::algorithm::automatic, cm});
-      if (v != std::vector<double>(m, 1.0)) throw std::runtime_error("wrong broadcast");
-    });
-  };
-  BOOST_TEST(bcast(tc::cost_model{}) == 4u);
-  BOOST_TEST(bcast(tc::cost_model{.busy_tw = 2.5}) == 2u);
+  BOOST_TEST(broadcast_2mib_sends(tc::cost_model{}) == 4u);
+  BOOST_TEST(broadcast_2mib_sends(tc::cost_model{.busy_tw = 2.5}) == 2u);
 }
 
 // A Ring of 4 at 1 KiB: recursive doubling is 3 exchanges, every rank busy;
@@ -418,19 +421,11 @@ BOOST_AUTO_TEST_CASE(message_figures_move_to_the_large_ones_in_log2_of_the_size)
 // twice the t_w of the pieces of 1 MiB and 512 KiB (2938 us against 1577), and
 // the pieces win again.
 BOOST_AUTO_TEST_CASE(large_messages_move_a_large_broadcast_back_to_the_pieces) {
-  const std::size_t m = std::size_t{1} << 18;  // doubles
-  auto bcast = [&](tc::cost_model cm) {
-    return rank0_sends([&](auto& c) {
-      std::vector<double> v(m, c.rank() == 0 ? 1.0 : 0.0);
-      tc::broadcast<tc::Hypercube<>>(c, std::span<double>(v), 0, {tc::algorithm::automatic, cm});
-      if (v != std::vector<double>(m, 1.0)) throw std::runtime_error("wrong broadcast");
-    });
-  };
-  BOOST_TEST(bcast(tc::cost_model{.busy_tw = 2.5}) == 2u);
-  BOOST_TEST(bcast(tc::cost_model{.busy_tw = 2.5,
-                                  .combine_bytes = 1u << 20,
-                                  .combine_large_bytes = 16u << 20,
-                                  .tw_large_us_per_byte = 1e-3}) == 4u);
+  BOOST_TEST(broadcast_2mib_sends(tc::cost_model{.busy_tw = 2.5}) == 2u);
+  BOOST_TEST(broadcast_2mib_sends(tc::cost_model{.busy_tw = 2.5,
+                                                 .combine_bytes = 1u << 20,
+                                                 .combine_large_bytes = 16u << 20,
+                                                 .tw_large_us_per_byte = 1e-3}) == 4u);
 }
 
 // The same Ring of 4 with duplex_ts = 4: an exchange of every rank costs 4 t_s,
