@@ -76,8 +76,8 @@ constexpr std::string_view to_string(algorithm a) {
 // as long from 512 B on. Messages of 1 to short_bytes bytes have
 // duplex_ts_short instead of duplex_ts (short_bytes 0, the default: none).
 // model::calibrate (model/calibrate.hpp) measures all of these, the cost of
-// std::plus on doubles, tc_us_per_byte, and busy_tc, its factor in a fold,
-// each at two sizes.
+// std::plus on doubles, tc_us_per_byte, and busy_tc, its factor in a fold;
+// t_w, busy_tw, duplex_tw, t_c and busy_tc again on messages of 16 MiB.
 struct cost_model {
   double ts_us = 1.0;            // start-up time per message
   double tw_us_per_byte = 2e-4;  // per byte (about 5 GB/s)

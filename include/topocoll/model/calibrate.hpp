@@ -90,8 +90,9 @@ struct calibration_settings {
   int reps = 15;                                // timed repetitions per figure (median)
   std::size_t segment_probe_bytes = 16u << 20;  // the reduce that picks segment_bytes (0: none)
   std::array<std::size_t, 2> segment_candidates{1u << 20, 2u << 20};
-  std::size_t combine_large_bytes = 16u << 20;  // t_c's and busy_tc's second size (not above
-                                                // max_bytes: none)
+  std::size_t combine_large_bytes = 16u << 20;  // the large figures' size: t_c, busy_tc, t_w,
+                                                // busy_tw, duplex_tw (not above max_bytes:
+                                                // none)
 };
 
 struct calibration {
