@@ -232,14 +232,16 @@ std::size_t rank0_sends(F f, int p = 4) {
   return sends;
 }
 
-// Rank 0's sends in an automatic broadcast of 2 MiB on Hypercube<> at p = 4:
-// 4 in pieces (2 scatter + 2 all-gather), 2 down the tree.
-std::size_t broadcast_2mib_sends(const tc::cost_model& cm) {
-  const std::size_t m = std::size_t{1} << 18;  // doubles
+// Rank 0's sends in an automatic all_reduce of 512 KiB on Hypercube<> at
+// p = 4: 4 in pieces (2 reduce-scatter + 2 all-gather), 2 for the trees (the
+// broadcast's).
+std::size_t all_reduce_512kib_sends(const tc::cost_model& cm) {
+  const std::size_t m = std::size_t{1} << 16;  // doubles
   return rank0_sends([&](auto& c) {
-    std::vector<double> v(m, c.rank() == 0 ? 1.0 : 0.0);
-    tc::broadcast<tc::Hypercube<>>(c, std::span<double>(v), 0, {tc::algorithm::automatic, cm});
-    if (v != std::vector<double>(m, 1.0)) throw std::runtime_error("wrong broadcast");
+    std::vector<double> in(m, c.rank() + 1.0), out(m);
+    tc::all_reduce<tc::Hypercube<>>(c, std::span<const double>(in), std::span<double>(out),
+                                    std::plus<>{}, {tc::algorithm::automatic, cm});
+    if (out != std::vector<double>(m, 10.0)) throw std::runtime_error("wrong all_reduce");
   });
 }
 }  // namespace
@@ -249,8 +251,16 @@ std::size_t broadcast_2mib_sends(const tc::cost_model& cm) {
 // busy_tw = 2.5 the tree's second step (every rank active) and all of the
 // pieces pay 2.5 t_w: 1469 us against 1577, and the tree wins.
 BOOST_AUTO_TEST_CASE(busy_bandwidth_moves_a_large_broadcast_from_the_pieces_to_the_tree) {
-  BOOST_TEST(broadcast_2mib_sends(tc::cost_model{}) == 4u);
-  BOOST_TEST(broadcast_2mib_sends(tc::cost_model{.busy_tw = 2.5}) == 2u);
+  const std::size_t m = std::size_t{1} << 18;  // doubles
+  auto bcast = [&](tc::cost_model cm) {
+    return rank0_sends([&](auto& c) {
+      std::vector<double> v(m, c.rank() == 0 ? 1.0 : 0.0);
+      tc::broadcast<tc::Hypercube<>>(c, std::span<double>(v), 0, {tc::algorithm::automatic, cm});
+      if (v != std::vector<double>(m, 1.0)) throw std::runtime_error("wrong broadcast");
+    });
+  };
+  BOOST_TEST(bcast(tc::cost_model{}) == 4u);
+  BOOST_TEST(bcast(tc::cost_model{.busy_tw = 2.5}) == 2u);
 }
 
 // A Ring of 4 at 1 KiB: recursive doubling is 3 exchanges, every rank busy;
@@ -328,23 +338,14 @@ BOOST_AUTO_TEST_CASE(a_remembered_choice_follows_the_model_and_the_size) {
 // With busy_tc = 20 a fold's combines cost 20 times the root's: 947 us, and
 // the trees win (rank 0 sends the broadcast's 2).
 BOOST_AUTO_TEST_CASE(busy_combines_move_a_large_all_reduce_to_reduce_broadcast) {
-  const std::size_t m = std::size_t{1} << 16;  // doubles
-  auto allred = [&](tc::cost_model cm) {
-    return rank0_sends([&](auto& c) {
-      std::vector<double> in(m, c.rank() + 1.0), out(m);
-      tc::all_reduce<tc::Hypercube<>>(c, std::span<const double>(in), std::span<double>(out),
-                                      std::plus<>{}, {tc::algorithm::automatic, cm});
-      if (out != std::vector<double>(m, 10.0)) throw std::runtime_error("wrong all_reduce");
-    });
-  };
-  BOOST_TEST(allred(tc::cost_model{}) == 4u);
-  BOOST_TEST(allred(tc::cost_model{.busy_tc = 20.0}) == 2u);
+  BOOST_TEST(all_reduce_512kib_sends(tc::cost_model{}) == 4u);
+  BOOST_TEST(all_reduce_512kib_sends(tc::cost_model{.busy_tc = 20.0}) == 2u);
   // busy_tc = 20 up to 128 KiB and 1 from 512 KiB on: the pieces again.
   const tc::cost_model falling{.busy_tc = 20.0,
                                .combine_bytes = 128u << 10,
                                .combine_large_bytes = 512u << 10,
                                .busy_tc_large = 1.0};
-  BOOST_TEST(allred(falling) == 4u);
+  BOOST_TEST(all_reduce_512kib_sends(falling) == 4u);
 }
 
 // t_c and busy_tc: their figures up to combine_bytes, the large ones from
@@ -377,11 +378,9 @@ BOOST_AUTO_TEST_CASE(combine_figures_move_to_the_large_ones_in_log2_of_the_size)
   BOOST_TEST(one.with_busy_combines(1).busy_tc_at(1) == 1.0);
 }
 
-// t_w, busy_tw and duplex_tw move the same way (at 4 MiB half of the way,
-// at 2 MiB a quarter), each message priced at its own size. A fold prices each
-// dimension's pieces at their size: on a Hypercube of 4, 8 MiB go as pieces of
-// 4 MiB and then 2 MiB. The default large figures (0) leave every figure as it
-// is.
+// t_w, busy_tw and duplex_tw move the same way (at 4 MiB half of the way),
+// and at_size prices every message of a call at the call's figures. The
+// default large figures (0) leave every figure as it is.
 BOOST_AUTO_TEST_CASE(message_figures_move_to_the_large_ones_in_log2_of_the_size) {
   const tc::cost_model cm{.ts_us = 0.0,
                           .tw_us_per_byte = 1.0,
@@ -398,34 +397,31 @@ BOOST_AUTO_TEST_CASE(message_figures_move_to_the_large_ones_in_log2_of_the_size)
   BOOST_TEST(cm.busy_tw_at(mib4) == 3.0);
   BOOST_TEST(cm.duplex_tw_at(mib4) == 2.0);
   BOOST_TEST(cm.tw_at(std::size_t{1} << 40) == 3.0);
-  BOOST_TEST(cm.message(mib4) == 2.0 * mib4);
-  BOOST_TEST(cm.message(mib4, 4, 4) == 2.0 * 3.0 * mib4);
-  BOOST_TEST(cm.message(mib4, 2, 4) == 2.0 * mib4);
-  BOOST_TEST(cm.busy_message(mib4) == 2.0 * 3.0 * 2.0 * mib4);
-  BOOST_TEST(cm.busy_message(16u << 20) == 3.0 * 4.0 * 1.0 * (16u << 20));
-  BOOST_TEST(cm.all_busy().tw_us_per_byte == 1.0 * 2.0 * 3.0);
-  namespace a2ab = tc::detail::all_to_all_broadcast;
-  const tc::layout l = tc::Hypercube<>::shape(4);
-  BOOST_TEST(a2ab::fold_time(l, 8u << 20, a2ab::rs_messages::one, cm) ==
-             12.0 * (4u << 20) + 1.5 * 2.5 * 2.5 * (2u << 20));
+  BOOST_TEST(cm.message(mib4) == 1.0 * mib4);
+  const tc::cost_model at = cm.at_size(mib4);
+  BOOST_TEST(at.message(1024) == 2.0 * 1024);
+  BOOST_TEST(at.message(1024, 4, 4) == 2.0 * 3.0 * 1024);
+  BOOST_TEST(at.busy_message(1024) == 2.0 * 3.0 * 2.0 * 1024);
+  BOOST_TEST(at.tw_at(std::size_t{1} << 40) == 2.0);
+  BOOST_TEST(cm.at_size(16u << 20).busy_message(1024) == 3.0 * 4.0 * 1.0 * 1024);
   const tc::cost_model flat{.ts_us = 0.0, .tw_us_per_byte = 1.0, .busy_tw = 2.0, .duplex_tw = 3.0};
   BOOST_TEST(flat.tw_at(std::size_t{1} << 40) == 1.0);
   BOOST_TEST(flat.busy_tw_at(std::size_t{1} << 40) == 2.0);
   BOOST_TEST(flat.duplex_tw_at(std::size_t{1} << 40) == 3.0);
-  BOOST_TEST(a2ab::fold_time(l, 8u << 20, a2ab::rs_messages::one, flat) ==
-             6.0 * (8u << 20) * 3 / 4);
+  BOOST_TEST(flat.at_size(std::size_t{1} << 40).busy_message(1024) == 6.0 * 1024);
 }
 
-// The Hypercube<> broadcast of 2 MiB above with busy_tw = 2.5, where t_w
-// grows 5 times from 1 MiB to 16 MiB: the tree's whole messages of 2 MiB pay
-// twice the t_w of the pieces of 1 MiB and 512 KiB (2938 us against 1577), and
-// the pieces win again.
-BOOST_AUTO_TEST_CASE(large_messages_move_a_large_broadcast_back_to_the_pieces) {
-  BOOST_TEST(broadcast_2mib_sends(tc::cost_model{.busy_tw = 2.5}) == 2u);
-  BOOST_TEST(broadcast_2mib_sends(tc::cost_model{.busy_tw = 2.5,
-                                                 .combine_bytes = 1u << 20,
-                                                 .combine_large_bytes = 16u << 20,
-                                                 .tw_large_us_per_byte = 1e-3}) == 4u);
+// The Hypercube<> all_reduce of 512 KiB above with busy_tc = 20, where t_w
+// grows 5 times from 128 KiB to 512 KiB (the combine figures unchanged): the
+// trees' 4 t_w m now cost more than the pieces' 1.5 t_w m and their busy
+// combines (2206 us against 1577), and the pieces win again.
+BOOST_AUTO_TEST_CASE(large_messages_move_a_large_all_reduce_back_to_the_pieces) {
+  BOOST_TEST(all_reduce_512kib_sends(tc::cost_model{.busy_tc = 20.0}) == 2u);
+  BOOST_TEST(all_reduce_512kib_sends(tc::cost_model{.busy_tc = 20.0,
+                                                    .combine_bytes = 128u << 10,
+                                                    .combine_large_bytes = 512u << 10,
+                                                    .busy_tc_large = 20.0,
+                                                    .tw_large_us_per_byte = 1e-3}) == 4u);
 }
 
 // The same Ring of 4 with duplex_ts = 4: an exchange of every rank costs 4 t_s,

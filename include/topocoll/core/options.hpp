@@ -113,16 +113,16 @@ struct cost_model {
   std::size_t combine_large_bytes = 0;
   double tc_large_us_per_byte = 1e-4;
   double busy_tc_large = 1.0;
-  // Messages of large size move the same way between the same two sizes:
+  // Calls of large messages move the same way between the same two sizes:
   // t_w, busy_tw and duplex_tw towards these (0: the figure at every size,
-  // the default). Once messages leave the cache a copy runs at the memory's
-  // speed, and where ranks share cores the copies of every pair at once
-  // share it.
+  // the default), for a whole call at once (at_size). Once a call's data
+  // leaves the cache its copies run at the memory's speed, and where ranks
+  // share cores the copies of every pair at once share it.
   double tw_large_us_per_byte = 0;
   double busy_tw_large = 0;
   double duplex_tw_large = 0;
-  double message(std::size_t bytes) const {
-    return ts_us + tw_at(bytes) * static_cast<double>(bytes);
+  constexpr double message(std::size_t bytes) const {
+    return ts_us + tw_us_per_byte * static_cast<double>(bytes);
   }
   // How far `bytes` is from combine_bytes to combine_large_bytes, 0 to 1.
   double large_share(std::size_t bytes) const {
@@ -139,7 +139,7 @@ struct cost_model {
   double busy_tc_at(std::size_t bytes) const {
     return towards_large(busy_tc, busy_tc_large, bytes);
   }
-  // t_w, busy_tw and duplex_tw for messages of `bytes`.
+  // t_w, busy_tw and duplex_tw for a call of `bytes`.
   double tw_at(std::size_t bytes) const {
     return towards_large(tw_us_per_byte, tw_large_us_per_byte, bytes);
   }
@@ -148,6 +148,19 @@ struct cost_model {
   }
   double duplex_tw_at(std::size_t bytes) const {
     return towards_large(duplex_tw, duplex_tw_large, bytes);
+  }
+  // This model with t_w, busy_tw and duplex_tw at their figures for a call
+  // of `bytes`, for every message of it. A call is priced at the figures of
+  // its whole data, which is what streams through the caches however it is
+  // cut: priced at each message's own size, two halves would cost less than
+  // the whole.
+  cost_model at_size(std::size_t bytes) const {
+    cost_model m = *this;
+    m.tw_us_per_byte = tw_at(bytes);
+    m.busy_tw = busy_tw_at(bytes);
+    m.duplex_tw = duplex_tw_at(bytes);
+    m.tw_large_us_per_byte = m.busy_tw_large = m.duplex_tw_large = 0;
+    return m;
   }
   double combine(std::size_t bytes) const { return tc_at(bytes) * static_cast<double>(bytes); }
   // A combine of `bytes` in a fold's step, every rank combining at once.
@@ -165,27 +178,24 @@ struct cost_model {
     return bytes > 0 && bytes <= short_bytes ? duplex_ts_short : duplex_ts;
   }
   // One message of a step in which `active` of p ranks send or receive at once.
-  double message(std::size_t bytes, int active, int p) const {
+  constexpr double message(std::size_t bytes, int active, int p) const {
     const double a = p > 2 && active > 2 ? std::min(1.0, (active - 2.0) / (p - 2.0)) : 0.0;
     return ts_us * (1.0 + (busy_ts - 1.0) * a) +
-           tw_at(bytes) * (1.0 + (busy_tw_at(bytes) - 1.0) * a) * static_cast<double>(bytes);
+           tw_us_per_byte * (1.0 + (busy_tw - 1.0) * a) * static_cast<double>(bytes);
   }
   // The model of a step in which every rank sends and receives (a fold, a
   // pipeline, an exchange) with messages of about `bytes`: t_s and t_w at
-  // their busy and duplex values, t_w's at the size's figures. Without
-  // `bytes`: long messages at the figures of combine_bytes and below (a
-  // pipeline's segments).
-  cost_model all_busy(std::size_t bytes = SIZE_MAX) const {
-    const std::size_t at = bytes == SIZE_MAX ? 0 : bytes;
+  // their busy and duplex values. Without `bytes`: long messages.
+  constexpr cost_model all_busy(std::size_t bytes = SIZE_MAX) const {
     return {ts_us * busy_ts * duplex_ts_for(bytes),
-            tw_at(at) * busy_tw_at(at) * duplex_tw_at(at),
+            tw_us_per_byte * busy_tw * duplex_tw,
             1.0,
             1.0,
             segment_bytes,
             tc_us_per_byte};
   }
   // One message of `bytes` in a step in which every rank sends and receives.
-  double busy_message(std::size_t bytes) const { return all_busy(bytes).message(bytes); }
+  constexpr double busy_message(std::size_t bytes) const { return all_busy(bytes).message(bytes); }
 
  private:
   // `figure` moved large_share(bytes) of the way to `large`.

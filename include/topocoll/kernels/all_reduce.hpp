@@ -70,7 +70,8 @@ algorithm choose_all_reduce(const layout& vl, std::size_t m, const options& opt)
   if (opt.algo != algorithm::automatic) return opt.algo;
   if (m < static_cast<std::size_t>(vl.p)) return algorithm::recursive_doubling;
   return remembered(vl.p, m, opt.cost, [&] {
-    const auto t = all_reduce_folds<Topo, T, Op>(vl, m * sizeof(T), opt.cost);
+    const std::size_t bytes = m * sizeof(T);
+    const auto t = all_reduce_folds<Topo, T, Op>(vl, bytes, opt.cost.at_size(bytes));
     return t.reduce_scatter_all_gather < t.recursive_doubling ? algorithm::reduce_scatter_all_gather
                                                               : algorithm::recursive_doubling;
   });
@@ -93,10 +94,11 @@ algorithm choose_all_reduce(const layout& vl, std::size_t m, const options& opt)
 // reduce_broadcast_wins stays in the caller, so p = 2 pays no call; and
 // remembered (core/last_choice.hpp) prices a repeated call only once.
 template <Topology Topo, class T, class Op>
-[[gnu::noinline]] bool trees_priced_lower(const layout& l, std::size_t m, const cost_model& cm) {
+[[gnu::noinline]] bool trees_priced_lower(const layout& l, std::size_t m, const cost_model& model) {
   const std::size_t bytes = m * sizeof(T);
   const fold_map f = Topo::folding(l);
   const layout vl = active_layout<Topo>(l);
+  const cost_model cm = model.at_size(bytes);
   const all_reduce_cost t = all_reduce_folds<Topo, T, Op>(vl, bytes, cm.with_busy_combines(bytes));
   double fold = m >= static_cast<std::size_t>(vl.p)
                     ? std::min(t.recursive_doubling, t.reduce_scatter_all_gather)

@@ -474,21 +474,19 @@ layout active_layout(const layout& l) {
 // One all-to-all broadcast (or reduction) fold over vl of `bytes` in vl.p
 // blocks, without combines: every rank sends and receives at every step (the
 // busy, duplex figures), the pieces bytes / s_0, bytes / (s_0 s_1), ... along
-// the dimensions, s_j - 1 of them per rank along dimension j: (P - 1) / P of
-// the bytes in all.
+// the dimensions, and t_w for (P - 1) / P of the bytes.
 inline double fold_time(const layout& vl, std::size_t bytes, rs_messages per_step,
                         const cost_model& model) {
-  double t = 0, share = static_cast<double>(bytes);
+  double t = 0;
   std::size_t piece = bytes;
   for (int j = 0; j < vl.ndims; ++j) {
     const int s = vl.dims[j].radix;
     piece /= static_cast<std::size_t>(s);
-    share /= s;
     const int messages = per_step == rs_messages::two && s > 2 ? 2 : 1;
-    const cost_model step = model.all_busy(piece);
-    t += (s - 1) * (messages * step.ts_us + step.tw_us_per_byte * share);
+    t += (s - 1) * messages * model.all_busy(piece).ts_us;
   }
-  return t;
+  return t + model.all_busy().tw_us_per_byte * static_cast<double>(bytes) * (vl.p - 1) /
+                 static_cast<double>(vl.p);
 }
 
 // An all-to-all broadcast (reduction) of blocks of block_bytes on l under the
@@ -544,7 +542,8 @@ algorithm choose_all_gather(const layout& l, std::size_t block_bytes, const opti
   if (tree_only<Topo>(l)) return algorithm::tree;
   if (!shifts<Topo>(l)) return algorithm::fold;
   return remembered(l.p, block_bytes, opt.cost, [&] {
-    const fold_or_tree t = predict<Topo>(l, block_bytes, rs_messages::one, opt.cost);
+    const cost_model cm = opt.cost.at_size(block_bytes * static_cast<std::size_t>(l.p));
+    const fold_or_tree t = predict<Topo>(l, block_bytes, rs_messages::one, cm);
     return t.tree < t.fold ? algorithm::tree : algorithm::fold;
   });
 }
@@ -558,8 +557,8 @@ algorithm choose_reduce_scatter(const layout& l, std::size_t m, const options& o
   if (tree_only<Topo>(l)) return algorithm::tree;
   if (!shifts<Topo>(l)) return algorithm::fold;
   return remembered(l.p, m, opt.cost, [&] {
-    const cost_model& cm = opt.cost;
     const std::size_t bytes = m * sizeof(T) * static_cast<std::size_t>(l.p);
+    const cost_model cm = opt.cost.at_size(bytes);
     const fold_or_tree t = predict<Topo>(l, m * sizeof(T), rs_messages_for<Topo, T, Op>(), cm);
     const int vp = active_layout<Topo>(l).p;
     const double fold =

@@ -71,8 +71,9 @@ double pieces_time(const layout& l, std::size_t bytes, int root, rs_messages rs,
 // broadcast and reduce (benchmark/README.md, instructions per call).
 template <Topology Topo, class T>
 [[gnu::noinline]] bool pieces_priced_lower(const layout& l, std::size_t bytes, int root,
-                                           rs_messages rs, const cost_model& cm) {
+                                           rs_messages rs, const cost_model& model) {
   const std::size_t m = bytes / sizeof(T);
+  const cost_model cm = model.at_size(bytes);
   double best = tree_time<Topo>(l, bytes, cm);
   if constexpr (chain_dims<Topo>) {
     double pipe = 0;
