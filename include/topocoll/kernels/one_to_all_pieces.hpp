@@ -64,7 +64,8 @@ double pieces_time(const layout& l, std::size_t bytes, int root, rs_messages rs,
   return t;
 }
 
-// Whether the model prices the pieces of `bytes` below the tree and, on a
+// Whether the model, at the figures of a call of `bytes` (cost_model::at_size,
+// the pieces' minimum too), prices the pieces below the tree and, on a
 // topology of linear dimensions, below the pipeline. Never inlined: it is
 // only reached for messages of at least a segment, and where GCC 12 inlined
 // it, it left pieces_win out of line instead, a call on every short
