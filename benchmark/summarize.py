@@ -4,7 +4,8 @@ time, the best topocoll variant and its ratio, Boost.MPI's ratio; then the
 targets (best topocoll <= 1.0x native for >= 64 KiB, <= 1.3x for <= 1 KiB;
 reduce_scatter <= 0.5x at 64 KiB and 1 MiB; >= 2x faster than Boost.MPI for
 >= 64 KiB); then automatic against the best forced algorithm of its topology,
-per cell (target: within 1.1x).
+per cell (target: within 1.1x), and with --round, the same over several
+runs of those cells: whether its misses stay in the same cells.
 
     python3 benchmark/summarize.py results.csv [--sizes 8,1024,65536,1048576,16777216]
 
@@ -110,6 +111,28 @@ def targets(data, colls):
     return rows
 
 
+def auto_cells(path):
+    """(collective, type, topology, size) -> (the forced algorithms' medians,
+    automatic's median, the forced algorithms whose schedule automatic ran, or
+    None where the CSV has no auto_takes column), for the cells that have
+    forced contenders."""
+    cells = collections.defaultdict(dict)
+    takes = {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["impl"].startswith("topocoll") and r["topology"]:
+                key = (r["collective"], r["type"], r["topology"], int(r["bytes_per_rank"]))
+                cells[key][r["algorithm"]] = float(r["median_us"])
+                if r["algorithm"] == "auto" and r.get("auto_takes"):
+                    takes[key] = r["auto_takes"].split("+")
+    out = {}
+    for key, algos in cells.items():
+        forced = {a: t for a, t in algos.items() if "auto" not in a}
+        if "auto" in algos and forced:
+            out[key] = (forced, algos["auto"], takes.get(key))
+    return out
+
+
 def automatic_choice(path, limit=1.1):
     """automatic against the best forced algorithm of its topology, per cell
     (collective, type, size, topology) that has forced contenders: table rows,
@@ -117,29 +140,18 @@ def automatic_choice(path, limit=1.1):
     where automatic ran another algorithm's schedule than the best's (from the
     CSV's auto_takes column: the forced algorithms whose schedule automatic's
     is; an older CSV without it marks nothing)."""
-    cells = collections.defaultdict(dict)
-    takes = {}
-    with open(path, newline="") as f:
-        for r in csv.DictReader(f):
-            if r["impl"].startswith("topocoll") and r["topology"]:
-                key = (r["collective"], r["type"], r["topology"])
-                size = int(r["bytes_per_rank"])
-                cells[key].setdefault(size, {})[r["algorithm"]] = float(r["median_us"])
-                if r["algorithm"] == "auto" and r.get("auto_takes"):
-                    takes[key + (size,)] = r["auto_takes"].split("+")
-    sizes = sorted({s for by in cells.values() for s in by})
+    cells = auto_cells(path)
+    sizes = sorted({k[3] for k in cells})
     rows, n, ok, misses, other = [], 0, 0, [], 0
-    for (c, ty, topo), by in cells.items():
+    for c, ty, topo in dict.fromkeys(k[:3] for k in cells):
         line = []
         for s in sizes:
-            algos = by.get(s, {})
-            forced = {a: t for a, t in algos.items() if "auto" not in a}
-            if "auto" not in algos or not forced:
+            if (c, ty, topo, s) not in cells:
                 line.append("-")
                 continue
+            forced, auto, took = cells[(c, ty, topo, s)]
             a, t = min(forced.items(), key=lambda x: x[1])
-            r = algos["auto"] / t
-            took = takes.get((c, ty, topo, s))
+            r = auto / t
             elsewhere = took is not None and a not in took
             n += 1
             ok += r <= limit
@@ -155,7 +167,8 @@ def automatic_choice(path, limit=1.1):
             rows.append(f"| {name} | {topo} | " + " | ".join(line) + " |")
     head = ["| collective | topology | " + " | ".join(human(s) for s in sizes) + " |",
             "|---|---|" + "---|" * len(sizes)]
-    return head + rows, ok, n, misses, (other if takes else None)
+    has_takes = any(took is not None for _, _, took in cells.values())
+    return head + rows, ok, n, misses, (other if has_takes else None)
 
 
 def automatic_lines(path, limit=1.1):
@@ -170,6 +183,60 @@ def automatic_lines(path, limit=1.1):
     out += rows
     if misses:
         out += ["", "Above " + f"{limit}x: " + "; ".join(misses) + "."]
+    return out
+
+
+def repeated_runs(paths, limit=1.1):
+    """automatic over several runs of the same cells, each with its calibration:
+    (steady cells, their cell-runs within `limit`, their misses; the other
+    cells, their cell-runs within `limit`, how many of their misses ran the
+    fastest one's schedule; the cells whose median ratio over the runs is above
+    `limit`). A cell is steady when one forced algorithm is the fastest by more
+    than `limit` over every other in every run."""
+    runs = [auto_cells(p) for p in paths]
+    keys = [k for k in runs[0] if all(k in r for r in runs[1:])]
+    steady, steady_ok, steady_miss = 0, 0, []
+    other, other_ok, other_same, high = 0, 0, 0, []
+    for k in keys:
+        winners, margins, ratios, same = set(), [], [], []
+        for forced, auto, took in (r[k] for r in runs):
+            a, t = min(forced.items(), key=lambda x: x[1])
+            winners.add(a)
+            margins.append(min([u for b, u in forced.items() if b != a], default=math.inf) / t)
+            ratios.append(auto / t)
+            same.append(took is not None and a in took)
+        within = sum(r <= limit for r in ratios)
+        name = f"{k[0]} {k[2]} {human(k[3])}"
+        if len(winners) == 1 and min(margins) > limit:
+            steady += 1
+            steady_ok += within
+            steady_miss += [f"{name} {r:.2f}x" + (" (its schedule)" if sm else "")
+                            for r, sm in zip(ratios, same) if r > limit]
+        else:
+            other += 1
+            other_ok += within
+            other_same += sum(s for r, s in zip(ratios, same) if r > limit)
+        med = sorted(ratios)[len(ratios) // 2] if len(ratios) % 2 else \
+            sum(sorted(ratios)[len(ratios) // 2 - 1:len(ratios) // 2 + 1]) / 2
+        if med > limit:
+            high.append(f"{name} {med:.2f}x")
+    return steady, steady_ok, steady_miss, other, other_ok, other_same, high
+
+
+def repeated_lines(paths, limit=1.1):
+    n = len(paths)
+    steady, steady_ok, steady_miss, other, other_ok, other_same, high = repeated_runs(paths, limit)
+    names = ", ".join(f"`{os.path.basename(p)}`" for p in paths)
+    out = [f"**automatic over {n} runs** ({names}; each calibrates anew): in {steady} cells one "
+           f"forced algorithm was the fastest by more than {limit}x in every run, and automatic was "
+           f"within {limit}x of it in {steady_ok} of their {steady * n} cell-runs"
+           + (f" (above: {'; '.join(steady_miss)}; \"its schedule\": automatic ran the fastest "
+              f"one's)" if steady_miss else "") + ". "
+           f"In the other {other} cells the fastest changed between runs or led by {limit}x or less; "
+           f"there automatic was within {limit}x in {other_ok} of {other * n} cell-runs, and "
+           f"{other_same} of the {other * n - other_ok} others ran the fastest one's schedule. "
+           + (f"Cells whose median ratio over the runs is above {limit}x: {'; '.join(high)}."
+              if high else f"No cell's median ratio over the runs is above {limit}x.")]
     return out
 
 
@@ -230,6 +297,8 @@ def plain(args):
         print("\n" + line)
     print()
     print("\n".join(automatic_lines(args.csv)))
+    if args.round:
+        print("\n" + "\n".join(repeated_lines([args.csv] + args.round)))
     if bad:
         print("\nWRONG RESULTS: " + "; ".join(bad))
 
@@ -273,6 +342,7 @@ def block(args):
     out = [BEGIN, ""]
     runs = [(what, path) for what, path in (("p = 2", args.np2), ("p = 2, loops", args.np2_loop)) if path]
     runs.append(("full run", args.csv))
+    runs += [("automatic again", path) for path in args.round]
     if args.strings:
         runs.append(("strings", args.strings))
     if args.loopback:
@@ -350,6 +420,8 @@ def block(args):
         out.append(f"* {line}")
     out.append("")
     out += automatic_lines(args.csv)
+    if args.round:
+        out += [""] + repeated_lines([args.csv] + args.round)
 
     if args.loopback:
         rows = collections.OrderedDict()
@@ -401,6 +473,8 @@ def main():
     ap.add_argument("--loopback", help="with --block: loopback_bench's CSV")
     ap.add_argument("--np2", help="with --block: the p = 2 run, a core per rank, barrier-separated")
     ap.add_argument("--np2-loop", help="with --block: the p = 2 run in loop mode")
+    ap.add_argument("--round", action="append", default=[],
+                    help="another run of the same cells (repeatable): automatic over all the runs")
     args = ap.parse_args()
     if args.block:
         block(args)
