@@ -192,6 +192,14 @@ BOOST_AUTO_TEST_CASE(the_duplex_figures_find_the_short_messages_and_fit_the_rest
   BOOST_TEST(f.short_bytes == 0u);
   BOOST_TEST(f.duplex_ts == 1.3, tol);
   BOOST_TEST(f.duplex_tw == 1.3, tol);
+  // A first two sizes slow to warm up in the pairs (their ratio half), and
+  // one slow shift at 64 B, leave the short sizes where they are.
+  std::vector<pt> noisy_shift = stepped;
+  pairs[0].one_way_us *= 2, pairs[1].one_way_us *= 2;
+  noisy_shift[3].one_way_us *= 2;
+  const tc::cost_model w = model(noisy_shift);
+  BOOST_TEST(w.short_bytes == 256u);
+  BOOST_TEST(w.duplex_ts * w.busy_ts == s.duplex_ts * s.busy_ts, tol);  // the same fit of 512 B up
 }
 
 // measure_combine: the time per byte of the operator on the sample's two

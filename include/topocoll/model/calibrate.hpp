@@ -21,8 +21,11 @@
 //     4 ranks on 2 cores over Open MPI's shared memory had 1.0-1.2 up to
 //     256 B (inline sends) and 2.1-2.5 from 512 B on. The sizes from 8 B up
 //     whose ratio stays within 1.5x of the smallest sizes' (the median of the
-//     first three) are short, when a longer size's is not: short_bytes is the
-//     longest of them and duplex_ts_short their median ratio. duplex_ts and
+//     first three, taken as 1 where it is less) are short, when two longer
+//     sizes in a row are not: short_bytes is the longest of them and
+//     duplex_ts_short their median ratio. (A first size slow to warm up, or
+//     one slow size, once made every size from 32 B long, and
+//     duplex_ts 1.0.) duplex_ts and
 //     duplex_tw are the fit of the other sizes' shifts (all sizes' where none
 //     is short) over the busy t_s and t_w.
 //     Each factor is at least 1; where each rank has a core of its own they
@@ -368,10 +371,13 @@ inline void busy_figures(cost_model& cm, const std::vector<calibration::point>& 
   std::vector<double> ratio(n);
   for (std::size_t i = 0; i < n; ++i)
     ratio[i] = shifts[i].one_way_us / std::max(pairs[i].one_way_us, 1e-9);
-  const double limit =
-      1.5 * median(std::vector<double>(ratio.begin(), ratio.begin() + std::min<std::size_t>(n, 3)));
+  const std::vector<double> first(ratio.begin(), ratio.begin() + std::min<std::size_t>(n, 3));
+  const double limit = 1.5 * std::max(1.0, median(first));
+  const auto long_from = [&](std::size_t i) {
+    return ratio[i] > limit && (i + 1 == n || ratio[i + 1] > limit);
+  };
   std::size_t k = 0;  // the short sizes: [0, k)
-  while (k < n && ratio[k] <= limit) ++k;
+  while (k < n && !long_from(k)) ++k;
   if (k == n) k = 0;  // no jump: no short class
   cm.short_bytes = k == 0 ? 0 : shifts[k - 1].bytes;
   cm.duplex_ts_short = std::max(1.0, median(std::vector<double>(ratio.begin(), ratio.begin() + k)));
