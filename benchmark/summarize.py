@@ -24,6 +24,7 @@ import collections
 import csv
 import math
 import os
+import statistics
 
 BEGIN = "<!-- results:begin (written by benchmark/regenerate; edits here are overwritten) -->"
 END = "<!-- results:end -->"
@@ -219,8 +220,7 @@ def repeated_runs(paths, limit=1.1):
             other += 1
             other_ok += within
             other_same += sum(s for r, s in zip(ratios, same) if r > limit)
-        med = sorted(ratios)[len(ratios) // 2] if len(ratios) % 2 else \
-            sum(sorted(ratios)[len(ratios) // 2 - 1:len(ratios) // 2 + 1]) / 2
+        med = statistics.median(ratios)
         if med > limit:
             high.append(f"{name} {med:.2f}x")
     return steady, steady_ok, steady_miss, other, other_ok, other_same, high

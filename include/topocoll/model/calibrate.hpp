@@ -23,9 +23,8 @@
 //     whose ratio stays within 1.5x of the smallest sizes' (the median of the
 //     first three, taken as 1 where it is less) are short, when two longer
 //     sizes in a row are not: short_bytes is the longest of them and
-//     duplex_ts_short their median ratio. (A first size slow to warm up, or
-//     one slow size, once made every size from 32 B long, and
-//     duplex_ts 1.0.) duplex_ts and
+//     duplex_ts_short their median ratio, so that neither a first size slow
+//     to warm up nor one slow size ends the short sizes. duplex_ts and
 //     duplex_tw are the fit of the other sizes' shifts (all sizes' where none
 //     is short) over the busy t_s and t_w.
 //     Each factor is at least 1; where each rank has a core of its own they
