@@ -945,13 +945,16 @@ int main(int argc, char** argv) {
     char shorts[64] = "no short messages";
     if (c.short_bytes > 0)
       std::snprintf(shorts, sizeof shorts, "%.3g up to %zu B", c.duplex_ts_short, c.short_bytes);
+    char posted[64] = "none";
+    if (c.posted_bytes > 0)
+      std::snprintf(posted, sizeof posted, "%.3g us up to %zu B", c.posted_us, c.posted_bytes);
     std::printf(
         "cost model%s: t_s %.3g us, t_w %.3g us/B, busy_ts %.3g, busy_tw %.3g, duplex_ts %.3g "
-        "(%s), duplex_tw %.3g, t_c %.3g us/B and busy_tc %.3g (%zu B), %.3g us/B "
+        "(%s), duplex_tw %.3g, posted %s, t_c %.3g us/B and busy_tc %.3g (%zu B), %.3g us/B "
         "and %.3g (%zu B); at %zu B t_w %.3g us/B, busy_tw %.3g, duplex_tw %.3g; reduce "
         "segments %zu B\n",
         calibrate ? " (calibrated)" : "", c.ts_us, c.tw_us_per_byte, c.busy_ts, c.busy_tw,
-        c.duplex_ts, shorts, c.duplex_tw, c.tc_us_per_byte, c.busy_tc, c.combine_bytes,
+        c.duplex_ts, shorts, c.duplex_tw, posted, c.tc_us_per_byte, c.busy_tc, c.combine_bytes,
         c.tc_large_us_per_byte, c.busy_tc_large, c.combine_large_bytes, c.combine_large_bytes,
         c.tw_at(c.combine_large_bytes), c.busy_tw_at(c.combine_large_bytes),
         c.duplex_tw_at(c.combine_large_bytes), c.segment_bytes);

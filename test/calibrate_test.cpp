@@ -39,6 +39,7 @@ BOOST_AUTO_TEST_CASE(calibration_is_the_same_on_every_rank) {
           check.expect(cal.combine_us == cm.tc_us_per_byte * (1u << 15), "rank ", comm.rank(),
                        ": combine of 32 KiB ", cal.combine_us, " us against t_c ",
                        cm.tc_us_per_byte);
+          namespace dc = tc::model::detail_calibrate;
           std::vector<std::size_t> sizes;
           for (const auto& q : cal.ping_pong) {
             sizes.push_back(q.bytes);
@@ -61,13 +62,23 @@ BOOST_AUTO_TEST_CASE(calibration_is_the_same_on_every_rank) {
           }
           check.equal(sizes, grid, "every pair's ping-pong sizes");
           sizes.clear();
+          for (const auto& q : cal.lone) {
+            sizes.push_back(q.bytes);
+            check.expect(q.one_way_us > 0, "lone send of ", q.bytes, " B took ", q.one_way_us);
+          }
+          check.equal(sizes, grid, "lone send sizes");
+          tc::cost_model posted = cm;
+          dc::posted_figures(posted, cal.ping_pong, cal.lone);
+          check.expect(cm.posted_bytes == posted.posted_bytes && cm.posted_us == posted.posted_us,
+                       "rank ", comm.rank(), ": posted ", cm.posted_us, " us up to ",
+                       cm.posted_bytes, " B are not the lone sends' figures");
+          sizes.clear();
           for (const auto& f : cal.folds) {
             sizes.push_back(f.bytes);
             check.expect(f.us > 0 && f.combine_us > 0, "fold of ", f.bytes, " B took ", f.us,
                          " us, with its combines ", f.combine_us);
           }
           check.equal(sizes, std::vector<std::size_t>{1u << 15, 1u << 17}, "fold sizes");
-          namespace dc = tc::model::detail_calibrate;
           check.expect(
               cm.busy_tc >= 1 && cm.busy_tc == dc::busy_factor(cal.folds[0], cm) &&
                   cm.busy_tc_large >= 1 && cm.busy_tc_large == dc::busy_factor(cal.folds[1], cm) &&
@@ -121,7 +132,9 @@ BOOST_AUTO_TEST_CASE(calibration_is_the_same_on_every_rank) {
                                          static_cast<double>(cm.combine_large_bytes),
                                          cm.tw_large_us_per_byte,
                                          cm.busy_tw_large,
-                                         cm.duplex_tw_large};
+                                         cm.duplex_tw_large,
+                                         static_cast<double>(cm.posted_bytes),
+                                         cm.posted_us};
           const std::size_t n = mine.size();
           std::vector<double> all(n * static_cast<std::size_t>(p));
           tc::all_gather<tc::Ring>(comm, std::span<const double>(mine), std::span<double>(all));
@@ -200,6 +213,37 @@ BOOST_AUTO_TEST_CASE(the_duplex_figures_find_the_short_messages_and_fit_the_rest
   const tc::cost_model w = model(noisy_shift);
   BOOST_TEST(w.short_bytes == 256u);
   BOOST_TEST(w.duplex_ts * w.busy_ts == s.duplex_ts * s.busy_ts, tol);  // the same fit of 512 B up
+}
+
+// The posted figures: the sizes from 8 B whose lone send took less than half
+// the ping-pong's one way, up to two sizes in a row that did not; one slow
+// send among them (64 B) leaves them posted. Where every size is posted, or
+// none, there is no posted class.
+BOOST_AUTO_TEST_CASE(the_posted_figures_are_the_sends_that_left_before_their_receiver) {
+  using pt = tc::model::calibration::point;
+  std::vector<pt> ping_pong, lone, fast, slow;
+  for (std::size_t n = 8; n <= (1u << 20); n *= 2) {
+    const double t = 6.0 + 1e-4 * static_cast<double>(n);
+    ping_pong.push_back({n, t});
+    lone.push_back({n, n <= 256 ? 0.1 + 1e-3 * static_cast<double>(n) : 2.0 * t});
+    fast.push_back({n, 0.2 * t});
+    slow.push_back({n, 0.9 * t});
+  }
+  lone[3].one_way_us = 5.0;  // 64 B
+  const auto model = [&](const std::vector<pt>& sends) {
+    tc::cost_model cm;
+    tc::model::detail_calibrate::posted_figures(cm, ping_pong, sends);
+    return cm;
+  };
+  const tc::cost_model s = model(lone);
+  BOOST_TEST(s.posted_bytes == 256u);
+  BOOST_TEST(s.posted_us == 0.1 + 0.128, boost::test_tools::tolerance(1e-9));  // of 6: 128 B
+  BOOST_TEST(s.posted(256));
+  BOOST_TEST(!s.posted(257));
+  BOOST_TEST(!s.posted(0));
+  BOOST_TEST(model(fast).posted_bytes == 0u);
+  BOOST_TEST(model(slow).posted_bytes == 0u);
+  BOOST_TEST(!tc::cost_model{}.posted(8));
 }
 
 // measure_combine: the time per byte of the operator on the sample's two

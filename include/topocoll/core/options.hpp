@@ -121,6 +121,21 @@ struct cost_model {
   double tw_large_us_per_byte = 0;
   double busy_tw_large = 0;
   double duplex_tw_large = 0;
+  // A message its sender may leave before its receiver runs: Open MPI's
+  // shared memory sends short messages inline, and where ranks share cores
+  // such a lone message costs far less than the one way of a ping-pong,
+  // whose partner must be scheduled to answer. A message of up to
+  // posted_bytes that nobody answers costs posted_us, in the choice between
+  // the tree and the pipeline of scatter and gather, whose tree messages
+  // carry whole subtrees' blocks (posted_bytes 0: none, the default).
+  std::size_t posted_bytes = 0;
+  double posted_us = 0;
+  constexpr bool posted(std::size_t bytes) const { return bytes > 0 && bytes <= posted_bytes; }
+  // Whether every busy and duplex factor is at least 1: a step of many ranks
+  // costs no less than one of a lone pair, as calibrate always finds.
+  constexpr bool busy_at_least_alone() const {
+    return busy_ts >= 1 && busy_tw >= 1 && duplex_ts >= 1 && duplex_ts_short >= 1 && duplex_tw >= 1;
+  }
   constexpr double message(std::size_t bytes) const {
     return ts_us + tw_us_per_byte * static_cast<double>(bytes);
   }

@@ -99,8 +99,7 @@ double ring_tree_time(std::size_t m, int p, const cost_model& cost) {
 template <class T>
 bool pipeline_wins(const layout& l, std::size_t m, const cost_model& cost) {
   if (!std::is_trivially_copyable_v<T>) return false;
-  if (cost.busy_ts >= 1 && cost.busy_tw >= 1 && cost.duplex_ts >= 1 && cost.duplex_ts_short >= 1 &&
-      cost.duplex_tw >= 1 && m * sizeof(T) / min_segment_bytes(cost.all_busy()) < 2)
+  if (cost.busy_at_least_alone() && m * sizeof(T) / min_segment_bytes(cost.all_busy()) < 2)
     return false;
   double pipe = 0, tree = 0;
   for (int j = 0; j < l.ndims; ++j) {

@@ -41,6 +41,18 @@
 //     shift's sending of what the combine has just written, so it is above 1
 //     with a core per rank too, and it varies from run to run (the figures
 //     are in doc/index.md).
+//   - the sender's time of a lone message from rank 0 to rank 1 that nobody
+//     answers, the others idle, one per repetition, at the same sizes: the
+//     posted figures. A size whose send took less than half the ping-pong's
+//     one way is posted: its sender left it before the receiver took it, as
+//     a transport that sends short messages inline allows. Where ranks share
+//     cores the ping-pong's partner must be scheduled to answer, and 4 ranks
+//     on 2 cores over Open MPI's shared memory posted up to 256 B in a
+//     hundredth of the ping-pong's one way; with a core per rank the sends
+//     up to 256 B took about a third of it. The sizes from 8 B up that are
+//     posted, when two sizes in a row are not, give posted_bytes (the longest
+//     of them) and posted_us (their median send); where every size or none is
+//     posted there is no posted class.
 //   - t_c and busy_tc again at combine_large_bytes: tc_large_us_per_byte and
 //     busy_tc_large. Operands that no longer fit in cache combine at the
 //     memory's speed, slower than t_c's, and where ranks share cores busy_tc
@@ -106,6 +118,7 @@ struct calibration {
   std::vector<point> ping_pong;  // ranks 0 and 1's one way: t_s and t_w's
   std::vector<point> pairs;      // every pair's one way at once: busy_ts and busy_tw's
   std::vector<point> shift;      // the ring shift: the duplex figures'
+  std::vector<point> lone;       // rank 0's lone send to rank 1: the posted figures'
   double combine_us = 0;         // t_c max_bytes: std::plus on doubles, every rank at once
   struct fold_time {
     std::size_t bytes;
@@ -176,14 +189,23 @@ inline int batch(std::size_t n) {
       std::clamp<std::size_t>((std::size_t{256} << 10) / std::max<std::size_t>(n, 1), 1, 64));
 }
 
+// The largest of the ranks' `mine`, on every rank.
+template <Transport C>
+double slowest(C& c, double mine) {
+  const std::array<double, 1> in{mine};
+  std::array<double, 1> out{};
+  all_reduce<Tree<2>>(c, std::span<const double>(in), std::span<double>(out), ops::max{});
+  return out[0];
+}
+
+inline double us_since(clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(clock::now() - t0).count();
+}
+
 // The slowest rank's time since t0 divided by k, on every rank.
 template <Transport C>
 double slowest_since(C& c, clock::time_point t0, int k) {
-  const std::array<double, 1> mine{
-      std::chrono::duration<double, std::micro>(clock::now() - t0).count() / k};
-  std::array<double, 1> slowest{};
-  all_reduce<Tree<2>>(c, std::span<const double>(mine), std::span<double>(slowest), ops::max{});
-  return slowest[0];
+  return slowest(c, us_since(t0) / k);
 }
 
 // One-way time of n bytes between the pairs (2i, 2i + 1), i < pairs, at once,
@@ -207,6 +229,26 @@ double ping_pong(C& c, std::vector<unsigned char>& buf, std::size_t n, int pairs
     }
     const double us = slowest_since(c, t0, 2 * k);
     if (i >= 0) t.push_back(us);
+  }
+  return median(t);
+}
+
+// The time rank 0 takes to send a lone message of n bytes to rank 1 that
+// nobody answers, the others idle, one per repetition: median over reps, on
+// every rank. No batch: the next message of a batch would find its receiver
+// running.
+template <Transport C>
+double lone_send(C& c, std::vector<unsigned char>& buf, std::size_t n, int reps) {
+  const int r = c.rank();
+  std::vector<double> t;
+  for (int i = -1; i < reps; ++i) {
+    barrier(c);
+    const auto t0 = clock::now();
+    if (r == 0) c.send(1, tag, std::span<const unsigned char>(buf.data(), n));
+    const double us = r == 0 ? us_since(t0) : 0.0;
+    if (r == 1) c.recv(0, tag, std::span<unsigned char>(buf.data() + n, n));
+    const double sender = slowest(c, us);
+    if (i >= 0) t.push_back(sender);
   }
   return median(t);
 }
@@ -391,6 +433,23 @@ inline void busy_figures(cost_model& cm, const std::vector<calibration::point>& 
   cm.duplex_tw = std::max(1.0, duplex.tw_us_per_byte / (cm.tw_us_per_byte * cm.busy_tw));
 }
 
+// The posted figures of cm from the lone messages and the ping-pong's one
+// way at the same sizes, as the header says.
+inline void posted_figures(cost_model& cm, const std::vector<calibration::point>& ping_pong,
+                           const std::vector<calibration::point>& lone) {
+  const std::size_t n = std::min(ping_pong.size(), lone.size());
+  const auto answered = [&](std::size_t i) {  // not posted
+    return lone[i].one_way_us >= 0.5 * ping_pong[i].one_way_us;
+  };
+  std::size_t k = 0;  // the posted sizes: [0, k)
+  while (k < n && !(answered(k) && (k + 1 == n || answered(k + 1)))) ++k;
+  if (k == n) k = 0;  // no size answered: no class
+  std::vector<double> t;
+  for (std::size_t i = 0; i < k; ++i) t.push_back(lone[i].one_way_us);
+  cm.posted_bytes = k == 0 ? 0 : lone[k - 1].bytes;
+  cm.posted_us = median(t);
+}
+
 }  // namespace detail_calibrate
 
 template <Transport C>
@@ -406,12 +465,14 @@ calibration calibrate(C& c, const calibration_settings& s = {}) {
     cal.ping_pong.push_back({n, dc::ping_pong(c, buf, n, 1, s.reps)});
     cal.pairs.push_back({n, dc::ping_pong(c, buf, n, pairs, s.reps)});
     cal.shift.push_back({n, dc::shift(c, buf, n, s.reps)});
+    cal.lone.push_back({n, dc::lone_send(c, buf, n, s.reps)});
   }
   cal.large_messages = dc::large_messages(c, s);
   const std::array<double, 2> tc = dc::combine_figures(c, s, cal.folds);
   if (s.segment_probe_bytes > 0) cal.segments = dc::reduce_segments(c, s);
   cal.cost = dc::fit(cal.ping_pong);
   dc::busy_figures(cal.cost, cal.pairs, cal.shift);
+  dc::posted_figures(cal.cost, cal.ping_pong, cal.lone);
   cal.cost.tc_us_per_byte = tc[0];
   cal.cost.busy_tc = dc::busy_factor(cal.folds[0], cal.cost);
   cal.cost.combine_bytes = s.max_bytes;
