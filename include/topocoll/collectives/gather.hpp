@@ -6,7 +6,7 @@
 // in: m elements on every rank; out: p*m elements at the root, block r from
 // rank r (out may be empty, and is untouched, elsewhere; at the root in may be
 // out's block `root` itself, MPI_IN_PLACE).
-//   algorithm::tree (default): the reduction tree of Algorithm 4.3 walked with
+//   algorithm::tree: the reduction tree of Algorithm 4.3 walked with
 //     blocks instead of partial sums; each rank forwards its whole subtree as
 //     ONE contiguous message, so message sizes double towards the root:
 //     t_s log p + t_w m (p - 1) on a hypercube.
@@ -14,6 +14,7 @@
 //     the root, nearest first, relaying those beyond it: (p - 1)(t_s + t_w m)
 //     on a ring; on a mesh along every row, then up the column, one message
 //     per row.
+//   algorithm::automatic (default): the tree, or the pipeline as for scatter.
 // Strings (std::basic_string of a trivially copyable character) travel the
 // tree encoded (kernels/strings.hpp).
 

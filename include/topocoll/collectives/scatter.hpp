@@ -6,7 +6,7 @@
 // in: p*m elements at the root, block r for rank r (may be empty, and is
 // untouched, elsewhere); out: m elements on every rank (at the root it may be
 // in's block `root` itself, MPI_IN_PLACE).
-//   algorithm::tree (default): the broadcast tree of Algorithm 4.2, but every
+//   algorithm::tree: the broadcast tree of Algorithm 4.2, but every
 //     rank passes each child only the blocks of the child's subtree, as ONE
 //     contiguous message; sizes halve at each hypercube step:
 //     t_s log p + t_w m (p - 1).
@@ -14,6 +14,9 @@
 //     destination first: (p - 1)(t_s + t_w m) on a ring; on a mesh down the
 //     root's column, each message the blocks of a whole row, then along every
 //     row: sum_j (s_j - 1)(t_s + t_w m stride_j).
+//   algorithm::automatic (default): the tree; on a Ring or Mesh<K> the
+//     pipeline where its messages are posted (cost_model::posted) and the
+//     tree's are not, and the model prices it cheaper.
 
 #include "../kernels/one_to_all.hpp"
 #include "arguments.hpp"

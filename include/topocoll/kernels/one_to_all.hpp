@@ -26,6 +26,7 @@
 
 #include "../core/concepts.hpp"
 #include "../core/elementwise.hpp"
+#include "../core/last_choice.hpp"
 #include "../core/nonblocking.hpp"
 #include "../core/ops.hpp"
 #include "../core/options.hpp"
@@ -81,16 +82,26 @@ layout tree_layout(int p) {
   return tree_topology<Topo>::shape(p);
 }
 
+// How the model prices a message: by message()'s figures, fitted to
+// ping-pongs, or with a message its sender may leave behind costing
+// posted_us (cost_model::posted), for the choice of scatter and gather.
+enum class pricing { ping_pong, posting };
+
 // The root's messages down the tree under the model, bytes_of(link) each
 // (log p on a hypercube, ceil(log2 s_j) per side of a ring or mesh, K - 1 per
 // digit of Tree<K>). Its k-th shares the step with the other holders', about
 // 2^k active ranks, as in a binomial tree.
 template <Topology Topo, class Bytes>
-double root_time(const layout& l, const cost_model& cm, Bytes bytes_of) {
+double root_time(const layout& l, const cost_model& cm, Bytes bytes_of,
+                 pricing how = pricing::ping_pong) {
   double t = 0;
   int k = 0;
   for_each_link<Topo, sweep::down>(l, 0, [&](const link& e) {
-    if (e.to_child) t += cm.message(bytes_of(e), 2 << std::min(k++, 29), l.p);
+    if (!e.to_child) return;
+    const std::size_t bytes = bytes_of(e);
+    const int active = 2 << std::min(k++, 29);
+    t +=
+        how == pricing::posting && cm.posted(bytes) ? cm.posted_us : cm.message(bytes, active, l.p);
   });
   return t;
 }
@@ -104,9 +115,25 @@ double tree_time(const layout& l, std::size_t bytes, const cost_model& cm) {
 // A gather to (or a scatter from) rank 0 of blocks of block_bytes: each child
 // of the root sends (receives) its subtree's blocks.
 template <Topology Topo>
-double gather_time(const layout& l, std::size_t block_bytes, const cost_model& cm) {
+double gather_time(const layout& l, std::size_t block_bytes, const cost_model& cm,
+                   pricing how = pricing::ping_pong) {
   return root_time<Topo>(
-      l, cm, [&](const link& e) { return block_bytes * static_cast<std::size_t>(e.hi - e.lo); });
+      l, cm, [&](const link& e) { return block_bytes * static_cast<std::size_t>(e.hi - e.lo); },
+      how);
+}
+
+// The pipeline's scatter (or gather) of blocks of block_bytes: along
+// dimension j, s_j - 1 messages of the blocks of stride_j ranks each, every
+// rank of a chain sending and receiving at once, and nobody answering.
+template <Topology Topo>
+double chain_blocks_time(const layout& l, std::size_t block_bytes, const cost_model& cm) {
+  using step = dim_step<Topo::kind>;
+  double t = 0;
+  for (int j = 0; j < l.ndims; ++j) {
+    const std::size_t bytes = block_bytes * static_cast<std::size_t>(step::stride(l, j));
+    t += (step::radix(l, j) - 1) * (cm.posted(bytes) ? cm.posted_us : cm.busy_message(bytes));
+  }
+  return t;
 }
 
 // The root's children: the partials the root combines in a tree reduction.
@@ -384,11 +411,33 @@ void reduce(C& c, const layout& l, in_out<T> io, const Op& op, int root, const o
   tree_reduce<Topo>(c, l, io, op, {root, detail::tag::reduce, opt.cost.segment_bytes});
 }
 
+// Scatter and gather: the tree, or on a topology of linear dimensions the
+// pipeline where it is forced or where the model, pricing posted messages,
+// says it is cheaper. Under t_s + t_w m with factors of at least 1 the tree
+// always is, moving the root's bytes in fewer messages; the pipeline's
+// messages of single blocks can win only where they are posted and the
+// tree's, which carry whole subtrees' blocks, are not.
+template <Topology Topo, class T>
+bool pipelined_blocks(algorithm forced, std::size_t m, const layout& l, const cost_model& cost) {
+  if constexpr (chain_dims<Topo>) {
+    if (forced != algorithm::automatic) return forced == algorithm::pipelined;
+    const std::size_t bytes = m * sizeof(T);
+    if (!std::is_trivially_copyable_v<T> || (cost.busy_at_least_alone() && !cost.posted(bytes)))
+      return false;
+    return remembered(l.p, bytes, cost, [&] {
+      return chain_blocks_time<Topo>(l, bytes, cost) <
+             gather_time<Topo>(l, bytes, cost, pricing::posting);
+    });
+  } else {
+    return false;
+  }
+}
+
 template <Topology Topo, Transport C, class T>
 void scatter(C& c, const layout& l, std::span<const T> in, std::span<T> out, int root,
              const options& opt) {
   if constexpr (chain_dims<Topo>)
-    if (opt.algo == algorithm::pipelined)
+    if (pipelined_blocks<Topo, T>(opt.algo, out.size(), l, opt.cost))
       return pipelined_scatter(c, chains<Topo>{l, root, opt.cost}, in, out, detail::tag::scatter);
   tree_scatter<Topo>(c, l, in_out<T>{in, out}, root, detail::tag::scatter);
 }
@@ -397,7 +446,7 @@ template <Topology Topo, Transport C, class T>
 void gather(C& c, const layout& l, std::span<const T> in, std::span<T> out, int root,
             const options& opt) {
   if constexpr (chain_dims<Topo>)
-    if (opt.algo == algorithm::pipelined)
+    if (pipelined_blocks<Topo, T>(opt.algo, in.size(), l, opt.cost))
       return pipelined_gather(c, chains<Topo>{l, root, opt.cost}, in, out, detail::tag::gather);
   tree_gather<Topo>(c, l, in_out<T>{in, out}, root, detail::tag::gather);
 }
