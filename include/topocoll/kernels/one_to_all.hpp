@@ -416,13 +416,15 @@ void reduce(C& c, const layout& l, in_out<T> io, const Op& op, int root, const o
 // says it is cheaper. Under t_s + t_w m with factors of at least 1 the tree
 // always is, moving the root's bytes in fewer messages; the pipeline's
 // messages of single blocks can win only where they are posted and the
-// tree's, which carry whole subtrees' blocks, are not.
+// tree's, which carry whole subtrees' blocks, are not. On two ranks both are
+// one message.
 template <Topology Topo, class T>
 bool pipelined_blocks(algorithm forced, std::size_t m, const layout& l, const cost_model& cost) {
   if constexpr (chain_dims<Topo>) {
     if (forced != algorithm::automatic) return forced == algorithm::pipelined;
     const std::size_t bytes = m * sizeof(T);
-    if (!std::is_trivially_copyable_v<T> || (cost.busy_at_least_alone() && !cost.posted(bytes)))
+    if (!std::is_trivially_copyable_v<T> || l.p <= 2 ||
+        (cost.busy_at_least_alone() && !cost.posted(bytes)))
       return false;
     return remembered(l.p, bytes, cost, [&] {
       return chain_blocks_time<Topo>(l, bytes, cost) <

@@ -5,8 +5,8 @@
 //   const model::calibration cal = model::calibrate(c);   // every rank calls it
 //   all_reduce<Ring>(c, in, out, std::plus<>{}, options{.cost = cal.cost});
 //
-// Four measurements, each the median of `reps` timed repetitions (the
-// slowest rank's time):
+// The measurements, each the median of `reps` timed repetitions (the
+// slowest rank's time, except the lone send's):
 //   - ping-pong at sizes 8 B, 16 B, 32 B, ... up to max_bytes, half a round
 //     trip: between ranks 0 and 1, the others waiting, and between every
 //     pair (2i, 2i + 1) at once. t_s and t_w are the least-squares fit of
