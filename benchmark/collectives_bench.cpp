@@ -42,6 +42,7 @@
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/environment.hpp>
+#include <boost/program_options.hpp>
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/vector.hpp>
 
@@ -891,48 +892,61 @@ void run_string(bench& B, std::size_t bytes) {
 
 }  // namespace
 
+// The flags, parsed by Boost.Program_options one at a time in their order, so
+// that a flag given twice takes its last value (benchmark/regenerate appends
+// BENCH_ARGS, e.g. an --only, to its own flags). After --help (0) or a wrong
+// flag (2), whose message rank 0 prints, the exit code; else none.
+std::optional<int> parse_flags(int argc, char** argv, settings& s, bool& calibrate, int rank) {
+  namespace po = boost::program_options;
+  const auto on = [](auto set) {
+    return po::bool_switch()->notifier([set](bool v) {
+      if (v) set();
+    });
+  };
+  po::options_description d("usage: collectives_bench [flags]");
+  d.add_options()("help,h", "this text")("csv", po::value(&s.csv)->value_name("FILE"),
+                                         "also write every cell to FILE as CSV")(
+      "min-bytes", po::value(&s.min_bytes)->value_name("N"), "the smallest size per rank (8)")(
+      "max-bytes", po::value(&s.max_bytes)->value_name("N"), "the largest size per rank (16 MiB)")(
+      "only", po::value<std::string>()->value_name("a,b")->notifier([&](const std::string& v) {
+        s.only.clear();
+        std::stringstream ss(v);
+        for (std::string c; std::getline(ss, c, ',');) s.only.push_back(c);
+      }),
+      "only these collectives (and sendrecv_ring, pingpong)")(
+      "reps-scale", po::value(&s.reps_scale)->value_name("X"), "repetitions times X")(
+      "no-strings", on([&] { s.strings = false; }), "no string cells")(
+      "calibrate", on([&] { calibrate = true; }), "the cost model of model::calibrate")(
+      "loop", on([&] { s.loop = true; }), "time loops of back-to-back calls")(
+      "checked", on([&] { s.checked = true; }), "also Hypercube<> with the agreement check on");
+  std::ostringstream usage;
+  usage << d;
+  try {
+    const po::parsed_options parsed = po::command_line_parser(argc, argv).options(d).run();
+    for (const po::option& o : parsed.options) {
+      if (o.string_key == "help") {
+        if (rank == 0) std::printf("%s", usage.str().c_str());
+        return 0;
+      }
+      po::parsed_options one(&d);
+      one.options.push_back(o);
+      po::variables_map vm;
+      po::store(one, vm);
+      po::notify(vm);
+    }
+    return std::nullopt;
+  } catch (const po::error& e) {
+    if (rank == 0) std::fprintf(stderr, "collectives_bench: %s\n%s", e.what(), usage.str().c_str());
+    return 2;
+  }
+}
+
 int main(int argc, char** argv) {
   bmpi::environment env(argc, argv);
   bench B;
   bool calibrate = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto val = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        if (B.rank == 0) std::fprintf(stderr, "%s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--csv")
-      B.set.csv = val();
-    else if (a == "--max-bytes")
-      B.set.max_bytes = std::stoull(val());
-    else if (a == "--min-bytes")
-      B.set.min_bytes = std::stoull(val());
-    else if (a == "--reps-scale")
-      B.set.reps_scale = std::stod(val());
-    else if (a == "--no-strings")
-      B.set.strings = false;
-    else if (a == "--calibrate")
-      calibrate = true;
-    else if (a == "--loop")
-      B.set.loop = true;
-    else if (a == "--checked")
-      B.set.checked = true;
-    else if (a == "--only") {  // a later --only replaces an earlier one, like the other flags
-      B.set.only.clear();
-      std::stringstream ss(val());
-      for (std::string s; std::getline(ss, s, ',');) B.set.only.push_back(s);
-    } else {
-      if (B.rank == 0)
-        std::fprintf(stderr,
-                     "usage: collectives_bench [--csv FILE] [--min-bytes N] [--max-bytes N] "
-                     "[--only a,b] [--reps-scale X] [--no-strings] [--calibrate] [--loop] "
-                     "[--checked]\n");
-      return 2;
-    }
-  }
+  if (const std::optional<int> exit = parse_flags(argc, argv, B.set, calibrate, B.rank))
+    return *exit;
   if (B.set.checked) {
     topocoll::mpi::options o;
     o.check = topocoll::mpi::options::agreement::on;
