@@ -890,8 +890,6 @@ void run_string(bench& B, std::size_t bytes) {
   }
 }
 
-}  // namespace
-
 // The flags, parsed by Boost.Program_options one at a time in their order, so
 // that a flag given twice takes its last value (benchmark/regenerate appends
 // BENCH_ARGS, e.g. an --only, to its own flags). After --help (0) or a wrong
@@ -940,6 +938,8 @@ std::optional<int> parse_flags(int argc, char** argv, settings& s, bool& calibra
     return 2;
   }
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   bmpi::environment env(argc, argv);
