@@ -400,6 +400,17 @@ inline double busy_factor(const calibration::fold_time& f, const cost_model& cm)
   return combine > 0 ? std::max(1.0, (f.combine_us - f.us) / 2 / combine) : 1.0;
 }
 
+// The sizes [0, k) of a class that starts at the smallest of n sizes: k is
+// the first size outside it whose next size is outside too (or that is the
+// last), so that one stray size does not end the class. 0 where nothing ends
+// it: without a limit there is no class.
+template <class Outside>
+std::size_t leading_class(std::size_t n, Outside outside) {
+  std::size_t k = 0;
+  while (k < n && !(outside(k) && (k + 1 == n || outside(k + 1)))) ++k;
+  return k == n ? 0 : k;
+}
+
 // The busy and duplex figures of cm (t_s and t_w fitted to the lone pair's
 // one-way times) from every pair's one-way times and the ring shifts at the
 // same sizes, as the header says.
@@ -414,12 +425,7 @@ inline void busy_figures(cost_model& cm, const std::vector<calibration::point>& 
     ratio[i] = shifts[i].one_way_us / std::max(pairs[i].one_way_us, 1e-9);
   const std::vector<double> first(ratio.begin(), ratio.begin() + std::min<std::size_t>(n, 3));
   const double limit = 1.5 * std::max(1.0, median(first));
-  const auto long_from = [&](std::size_t i) {
-    return ratio[i] > limit && (i + 1 == n || ratio[i + 1] > limit);
-  };
-  std::size_t k = 0;  // the short sizes: [0, k)
-  while (k < n && !long_from(k)) ++k;
-  if (k == n) k = 0;  // no jump: no short class
+  const std::size_t k = leading_class(n, [&](std::size_t i) { return ratio[i] > limit; });
   cm.short_bytes = k == 0 ? 0 : shifts[k - 1].bytes;
   cm.duplex_ts_short = std::max(1.0, median(std::vector<double>(ratio.begin(), ratio.begin() + k)));
   const std::vector<calibration::point> rest(shifts.begin() + static_cast<std::ptrdiff_t>(k),
@@ -438,12 +444,8 @@ inline void busy_figures(cost_model& cm, const std::vector<calibration::point>& 
 inline void posted_figures(cost_model& cm, const std::vector<calibration::point>& ping_pong,
                            const std::vector<calibration::point>& lone) {
   const std::size_t n = std::min(ping_pong.size(), lone.size());
-  const auto answered = [&](std::size_t i) {  // not posted
-    return lone[i].one_way_us >= 0.5 * ping_pong[i].one_way_us;
-  };
-  std::size_t k = 0;  // the posted sizes: [0, k)
-  while (k < n && !(answered(k) && (k + 1 == n || answered(k + 1)))) ++k;
-  if (k == n) k = 0;  // no size answered: no class
+  const std::size_t k = leading_class(  // the posted sizes
+      n, [&](std::size_t i) { return lone[i].one_way_us >= 0.5 * ping_pong[i].one_way_us; });
   std::vector<double> t;
   for (std::size_t i = 0; i < k; ++i) t.push_back(lone[i].one_way_us);
   cm.posted_bytes = k == 0 ? 0 : lone[k - 1].bytes;
