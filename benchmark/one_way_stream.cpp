@@ -3,11 +3,12 @@
 //   mpiexec -n 2 --bind-to core build/release/benchmark/one_way_stream [rounds]
 //
 // Rank 1 sends, rank 0 receives, in loops of back-to-back calls: a stream of
-// MPI_Send / MPI_Recv, and gather and reduce to root 0 (MPI_Gather,
-// MPI_Reduce, topocoll's on a Ring), 8 and 64 B. After each call one side
-// spins a fixed time: none, the sender 50 ns, the receiver 100 ns. Rounds
-// alternate the contenders; each figure is the median over rounds of the time
-// per call.
+// MPI_Send / MPI_Recv, the same stream through mpi::Comm (the transport alone,
+// with its size check: the floor of topocoll's one-way calls), and gather and
+// reduce to root 0 (MPI_Gather, MPI_Reduce, topocoll's on a Ring), 8 and
+// 64 B. After each call one side spins a fixed time: none, the sender 50 ns,
+// the receiver 100 ns. Rounds alternate the contenders; each figure is the
+// median over rounds of the time per call.
 //
 // A loop of one-way calls runs at the pace of its slower side, but not at
 // that side's own cost. While the receiver is the slower one, messages wait
@@ -90,6 +91,13 @@ int main(int argc, char** argv) {
                MPI_Send(in.data(), m, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
              else
                MPI_Recv(out.data(), m, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+           }},
+          {"mpi::Comm send / recv",
+           [&] {
+             if (rank == 1)
+               comm.send(0, 0, cin);
+             else
+               comm.recv(1, 0, std::span<double>(out.data(), static_cast<std::size_t>(m)));
            }},
           {"MPI_Gather",
            [&] {
