@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
              if (rank == 1)
                comm.send(0, 0, cin);
              else
-               comm.recv(1, 0, std::span<double>(out.data(), static_cast<std::size_t>(m)));
+               comm.recv(1, 0, red);
            }},
           {"MPI_Gather",
            [&] {
