@@ -19,7 +19,7 @@
 // (re-waiting one is a no-op).
 //
 // Receives stay blocking: an MPI receive cannot check the incoming size
-// before it writes without a probe (see transport/mpi.hpp), and every
+// before it writes without a probe (see doc/transports.md), and every
 // algorithm here posts its sends first and then receives in a fixed order, so
 // non-blocking sends alone give the overlap (a root feeding all its children
 // at once, a pipeline forwarding segment k while segment k + 1 arrives).
