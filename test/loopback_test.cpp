@@ -5,9 +5,11 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -640,4 +642,43 @@ BOOST_AUTO_TEST_CASE(an_unreceived_eager_isend_is_reported_like_a_send) {
     });
   });
   BOOST_TEST(contains(what, "from rank 1 to rank 2 with tag 34"), what);
+}
+
+// The agreement check (core/agreement.hpp) runs on loopback too, when asked
+// for: the same words as on MPI, and a rank that never joins is a deadlock.
+BOOST_AUTO_TEST_CASE(the_agreement_check_runs_on_loopback_when_asked_for) {
+  lb::options checked;
+  checked.check = topocoll::agreement::on;
+  auto what = what_of<std::invalid_argument>([&] {
+    lb::run(
+        4,
+        [](lb::Comm& c) {
+          std::vector<double> in(c.rank() == 3 ? 3 : 4, 1.0), out(in.size());
+          topocoll::all_reduce<topocoll::Ring>(c, std::span<const double>(in),
+                                               std::span<double>(out), std::plus<>{});
+        },
+        checked);
+  });
+  BOOST_TEST(contains(what, "the ranks disagree on this call (agreement check): "
+                            "count: rank 3 has 3, rank 0 has 4"),
+             what);
+  what = what_of<deadlock_error>([&] {
+    lb::run(
+        2,
+        [](lb::Comm& c) {
+          std::vector<double> b(2, 1.0);
+          if (c.rank() == 0) topocoll::broadcast<topocoll::Ring>(c, std::span<double>(b), 0);
+        },
+        checked);
+  });
+  BOOST_TEST(contains(what, "rank 0 waits in the agreement check, in recv from rank 1"), what);
+  lb::run(
+      3,
+      [](lb::Comm& c) {
+        std::vector<int> in{c.rank()}, out(1);
+        topocoll::all_reduce<topocoll::Hypercube<>>(c, std::span<const int>(in),
+                                                    std::span<int>(out), std::plus<>{});
+        if (out[0] != 3) throw std::runtime_error("all_reduce under the check");
+      },
+      checked);
 }

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "../core/agreement.hpp"
 #include "../core/collective_info.hpp"
 #include "../core/concepts.hpp"
 #include "../core/elementwise.hpp"
@@ -133,14 +134,23 @@ class call_args {
 
 // Tells a transport that listens (CollectiveAwareTransport: mpi::Comm) that a
 // collective begins, and that it ended when the scope closes, normally or by
-// an exception. Declared first in a collective, before any argument check
-// that might reject one rank alone: the transport may check that every rank
-// agrees, and throw on every rank if not. Nothing at all for other transports.
+// an exception; then, on a transport that offers it (AgreementTransport), runs
+// the agreement check (core/agreement.hpp), which throws on every rank if the
+// ranks disagree. Declared first in a collective, before any argument check
+// that might reject one rank alone. Nothing at all for other transports.
 template <Transport C>
 class collective_scope {
  public:
   collective_scope(C& c, const collective_info& info) : c_(c) {
     if constexpr (CollectiveAwareTransport<C>) c.begin_collective(info);
+    if constexpr (AgreementTransport<C>) {
+      try {
+        check_agreement(c, info);
+      } catch (...) {  // the destructor does not run: the scope never began
+        if constexpr (CollectiveAwareTransport<C>) c.end_collective();
+        throw;
+      }
+    }
   }
   ~collective_scope() {
     if constexpr (CollectiveAwareTransport<C>) c_.end_collective();

@@ -2,10 +2,11 @@
 // What a collective tells its transport as it starts: which collective, the
 // root, the per-rank count, the element size and the algorithm asked for.
 // A transport that has begin_collective / end_collective (mpi::Comm) hears
-// it: it names the collective in a timeout, and may first check that every
-// rank called the same one with the same arguments (doc/transports.md).
-// Transports without them (loopback::Comm, a user's) are not asked, and the
-// collective costs nothing more.
+// it, and names the collective in a timeout. The agreement check, that every
+// rank called the same one with the same arguments, is the collectives' own,
+// on any transport that offers its allreduce (core/agreement.hpp).
+// Transports without either (a user's) are not asked, and the collective
+// costs nothing more.
 
 #include <cstddef>
 #include <cstdint>

@@ -20,7 +20,7 @@
 //   endpoint.hpp        the duplicate communicator, the checks of each call
 //   wire.hpp            raw bytes, flat strings, archives, counts over 2^31
 //   waits.hpp           timeouts and polling
-//   agreement.hpp       the agreement check
+//   agreement.hpp       its part of the agreement check (core/agreement.hpp)
 //   probing.hpp         probing receives, the size check
 //   small_messages.hpp  receives without a probe, and their markers
 //   requests.hpp        isend's requests and their buffers

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "../../core/agreement.hpp"
 #include "../../core/concepts.hpp"
 #include "../../core/errors.hpp"
 #include "../../core/nonblocking.hpp"
@@ -51,8 +52,8 @@ class Comm {
     if (rank_ == 0) {
       got = lead_split(ctl, mine);
     } else {
-      ctl.send(0, 0, std::span<const int>(mine));
-      ctl.recv(0, 0, std::span<int>(got));
+      ctl.send(0, detail::split_tag, std::span<const int>(mine));
+      ctl.recv(0, detail::split_tag, std::span<int>(got));
     }
     if (color < 0)
       topocoll::detail::invalid("loopback::Comm::split", rank_, size_, "color ", color,
@@ -167,6 +168,30 @@ class Comm {
     if (e->rendezvous()) w_->complete(me_, e);
   }
 
+  // The agreement check (core/agreement.hpp; options::check): whether it is
+  // on, and its one allreduce, on this communicator's control context: rank
+  // 0 gathers the records, reduces them under MINLOC and sends each rank the
+  // result. A rank that never joins is a deadlock like any other, reported
+  // as "waits in the agreement check".
+  bool checks_agreement() const { return checking(w_->opts().check); }
+  agreement_record agreement_allreduce(const agreement_record& in) {
+    Comm ctl = control();
+    agreement_record out = in;
+    if (rank_ != 0) {
+      ctl.send(0, detail::agreement_tag, std::span<const agreement_entry>(in));
+      ctl.recv(0, detail::agreement_tag, std::span<agreement_entry>(out));
+      return out;
+    }
+    agreement_record got;
+    for (int r = 1; r < size_; ++r) {
+      ctl.recv(r, detail::agreement_tag, std::span<agreement_entry>(got));
+      for (std::size_t i = 0; i < out.size(); ++i) out[i] = min_location(out[i], got[i]);
+    }
+    for (int r = 1; r < size_; ++r)
+      ctl.send(r, detail::agreement_tag, std::span<const agreement_entry>(out));
+    return out;
+  }
+
  private:
   Comm(detail::world& w, int me, int rank, detail::group_ptr g)
       : w_(&w),
@@ -192,7 +217,8 @@ class Comm {
     std::vector<int> asked(2 * p), told(2 * p, -1);
     std::copy(mine.begin(), mine.end(), asked.begin());
     for (int r = 1; r < size_; ++r)
-      ctl.recv(r, 0, std::span<int>(asked).subspan(2 * static_cast<std::size_t>(r), 2));
+      ctl.recv(r, detail::split_tag,
+               std::span<int>(asked).subspan(2 * static_cast<std::size_t>(r), 2));
     std::vector<int> order(p);
     std::iota(order.begin(), order.end(), 0);
     auto color = [&](int r) { return asked[2 * static_cast<std::size_t>(r)]; };
@@ -212,7 +238,8 @@ class Comm {
       }
     }
     for (int r = 1; r < size_; ++r)
-      ctl.send(r, 0, std::span<const int>(told).subspan(2 * static_cast<std::size_t>(r), 2));
+      ctl.send(r, detail::split_tag,
+               std::span<const int>(told).subspan(2 * static_cast<std::size_t>(r), 2));
     return {told[0], told[1]};
   }
 
@@ -277,5 +304,6 @@ static_assert(topocoll::Transport<Comm>);
 static_assert(topocoll::SplittableTransport<Comm>);
 static_assert(topocoll::NonblockingTransport<Comm, double>);
 static_assert(topocoll::NonblockingTransport<Comm, std::string>);
+static_assert(topocoll::AgreementTransport<Comm>);
 
 }  // namespace topocoll::loopback

@@ -14,6 +14,8 @@
 #include <typeinfo>
 #include <vector>
 
+#include "../../core/agreement.hpp"
+
 namespace topocoll::loopback {
 
 struct options {
@@ -26,9 +28,18 @@ struct options {
   // while the ranks not waiting fit on the machine's cores; see detail::poller.
   // 0: every wait sleeps on the condition variable at once.
   std::chrono::microseconds poll{50};
+  // Whether every collective first checks that all ranks agree on it
+  // (core/agreement.hpp). Off unless asked for: the environment's
+  // TOPOCOLL_CHECK is mpi::Comm's alone.
+  agreement check = agreement::off;
 };
 
 namespace detail {
+
+// The tags of a communicator's own traffic, on its control context
+// (context + 1, see group): split, and the agreement check.
+inline constexpr int split_tag = 0;
+inline constexpr int agreement_tag = 1;
 
 struct envelope {
   int src = 0;  // ranks of the run (a sub-communicator's are mapped in Comm)

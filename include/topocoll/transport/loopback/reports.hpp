@@ -31,7 +31,7 @@ class reports {
   // "rank 0 waits in recv from rank 1, tag 9"
   std::string waits(int r, const wait_for& w, bool peer_finished) const {
     const int c = w.context;
-    return concat(who(c, r), c % 2 ? " waits in split" + sub(c, " of") + ", in " : " waits in ",
+    return concat(who(c, r), c % 2 ? " waits in " + control(c, w.tag) + ", in " : " waits in ",
                   w.kind == wait_kind::recv ? "recv from " : "send to ", who(c, w.peer),
                   tag_text(c, w.tag, ", tag "), peer_finished ? " (which has returned)" : "");
   }
@@ -41,11 +41,15 @@ class reports {
     const int c = e.context;
     throw message_error(concat("loopback::run: a message from ", who(c, e.src), " to ",
                                who(c, e.dest), tag_text(c, e.tag, " with tag "),
-                               c % 2 ? " in split" + sub(c, " of") : "", " (", e.count,
+                               c % 2 ? " in " + control(c, e.tag) : "", " (", e.count,
                                " elements of ", e.type->name(), ") was never received", why));
   }
 
  private:
+  // What a communicator's own traffic (on context c, odd) is doing.
+  static std::string control(int c, int tag) {
+    return (tag == agreement_tag ? "the agreement check" : "split") + sub(c, " of");
+  }
   static std::string sub(int context, const char* lead) {
     return context < 2 ? "" : concat(lead, " sub-communicator ", context / 2);
   }

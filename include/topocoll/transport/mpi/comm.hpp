@@ -1,9 +1,10 @@
 #pragma once
 // topocoll::mpi::Comm: one process's handle on a communicator; models
 // topocoll::Transport. Each concern is a layer below it: endpoint.hpp (the
-// duplicate, its errors), waits.hpp (timeouts), agreement.hpp (the agreement
-// check), probing.hpp and small_messages.hpp (receives), wire.hpp (the wire
-// format), requests.hpp (isend). doc/transports.md, "mpi: Boost.MPI".
+// duplicate, its errors), waits.hpp (timeouts), agreement.hpp (its part of
+// the agreement check), probing.hpp and small_messages.hpp (receives),
+// wire.hpp (the wire format), requests.hpp (isend). doc/transports.md,
+// "mpi: Boost.MPI".
 
 #include <mpi.h>
 
@@ -17,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "../../core/agreement.hpp"
 #include "../../core/collective_info.hpp"
 #include "../../core/concepts.hpp"
 #include "../../core/errors.hpp"
@@ -68,10 +70,13 @@ class Comm : private detail::small_messages {
   // TOPOCOLL_CHECK and TOPOCOLL_SMALL_MESSAGE_BYTES applied).
   const options& opts() const { return opt_; }
 
-  // Called by every collective as it begins and ends (core/collective_info.hpp,
-  // collectives/arguments.hpp): agreement.hpp.
-  using detail::agreement_check::begin_collective;
-  using detail::agreement_check::end_collective;
+  // Called by every collective as it begins and ends (waits.hpp), and the
+  // agreement check's part here (agreement.hpp; the check itself:
+  // core/agreement.hpp).
+  using detail::agreement_check::agreement_allreduce;
+  using detail::agreement_check::checks_agreement;
+  using detail::waits::begin_collective;
+  using detail::waits::end_collective;
 
   // The communicator of the ranks here that pass the same color (>= 0),
   // ranked by key, then by their rank here: MPI_Comm_split of the library's
@@ -238,5 +243,6 @@ static_assert(Transport<Comm>);
 static_assert(SplittableTransport<Comm>);
 static_assert(NonblockingTransport<Comm, double>);
 static_assert(NonblockingTransport<Comm, std::string>);
+static_assert(AgreementTransport<Comm>);
 
 }  // namespace topocoll::mpi

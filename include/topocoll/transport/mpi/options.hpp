@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "../../core/agreement.hpp"
 #include "../../core/errors.hpp"
 
 namespace topocoll::mpi {
@@ -25,9 +26,9 @@ struct options {
   // topocoll::timeout_error. Zero: no limit (the untimed calls).
   // TOPOCOLL_TIMEOUT=<seconds> takes precedence.
   std::chrono::duration<double> timeout{0};
-  // Whether every collective first checks that all ranks agree on it.
-  // TOPOCOLL_CHECK=0 or 1 takes precedence.
-  enum class agreement { by_build, off, on };
+  // Whether every collective first checks that all ranks agree on it
+  // (core/agreement.hpp). TOPOCOLL_CHECK=0 or 1 takes precedence.
+  using agreement = topocoll::agreement;
   agreement check = agreement::by_build;  // on without NDEBUG
   // A receive of 0 to this many bytes does not probe (small_messages.hpp);
   // 0: every receive probes. Every rank must give the same value. The
@@ -73,13 +74,7 @@ inline options from_environment(options opt) {
   return opt;
 }
 
-inline bool checking(options::agreement a) {
-#ifdef NDEBUG
-  return a == options::agreement::on;
-#else
-  return a != options::agreement::off;
-#endif
-}
+using topocoll::checking;
 
 // Throws std::invalid_argument unless opt is in range.
 inline void validate(const options& opt) {

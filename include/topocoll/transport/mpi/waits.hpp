@@ -18,12 +18,22 @@
 #include <thread>
 #include <type_traits>
 
+#include "../../core/collective_info.hpp"
 #include "../../core/errors.hpp"
 #include "endpoint.hpp"
 
 namespace topocoll::mpi::detail {
 
 class waits : public endpoint {
+ public:
+  // Called by every collective as it begins and ends (core/collective_info.hpp,
+  // collectives/arguments.hpp): the collective is named in a timeout.
+  void begin_collective(const collective_info& info) {
+    if (timed()) usable();
+    collective_ = info.name;
+  }
+  void end_collective() { collective_ = {}; }
+
  protected:
   using endpoint::endpoint;
 
