@@ -3,6 +3,7 @@
 # in CMakeLists.txt disagree: the header is what users' #if tests see, the
 # project version is what find_package(topocoll 0.1) sees, and a release that
 # bumps one without the other lies to one of them.
+cmake_minimum_required(VERSION 3.21)
 if(NOT SOURCE_DIR)
   get_filename_component(SOURCE_DIR "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
 endif()
