@@ -61,73 +61,77 @@ concept in_place_call = Transport<C> && OutputBuffer<Buf>;
 template <class C, class In, class Counts>
 concept v_call = Transport<C> && InputBuffer<In> && count_buffer<Counts>;
 template <class C, class In, class SendCounts, class Out, class RecvCounts>
-concept v_out_call = Transport<C> && BufferPair<In, Out> && count_buffer<SendCounts> &&
-    count_buffer<RecvCounts>;
+concept v_out_call =
+    Transport<C> && BufferPair<In, Out> && count_buffer<SendCounts> && count_buffer<RecvCounts>;
 
 }  // namespace topocoll::detail::diagnose
 
 // static_assert needs a string literal in C++20, so the collective's name is
 // pasted in by the preprocessor. #undef'd at the end of this file.
-#define TOPOCOLL_NEEDS_TOPOLOGY(name, args)                                                  \
-  static_assert(::topocoll::detail::diagnose::always_false<C, Args...>,                      \
+#define TOPOCOLL_NEEDS_TOPOLOGY(name, args)                                                     \
+  static_assert(::topocoll::detail::diagnose::always_false<C, Args...>,                         \
                 "topocoll::" #name " needs its topology as the first template argument: " #name \
                 "<topocoll::Ring>" args " (or Mesh<K>, Hypercube<D>, Tree<K>)")
-#define TOPOCOLL_CHECK_TRANSPORT(name)                                                      \
-  static_assert(::topocoll::Transport<C>,                                                   \
-                "topocoll::" #name ": c must be a topocoll::Transport (rank(), size(), send, " \
+#define TOPOCOLL_CHECK_TRANSPORT(name)                                      \
+  static_assert(::topocoll::Transport<C>,                                   \
+                "topocoll::" #name                                          \
+                ": c must be a topocoll::Transport (rank(), size(), send, " \
                 "recv, sendrecv; core/concepts.hpp), e.g. a topocoll::loopback::Comm&")
-#define TOPOCOLL_CHECK_IN(name, arg, R)                                                  \
-  static_assert(::topocoll::InputBuffer<R>, "topocoll::" #name ": " #arg                 \
-                                            " must be a contiguous sized range: pass "   \
-                                            "std::span<const T>, std::vector<T> or "     \
+#define TOPOCOLL_CHECK_IN(name, arg, R)                                                \
+  static_assert(::topocoll::InputBuffer<R>, "topocoll::" #name ": " #arg               \
+                                            " must be a contiguous sized range: pass " \
+                                            "std::span<const T>, std::vector<T> or "   \
                                             "std::array<T, N>")
-#define TOPOCOLL_CHECK_OUT(name, arg, R)                                                     \
-  static_assert(::topocoll::OutputBuffer<R>,                                                 \
-                "topocoll::" #name ": " #arg " is written, so it must be a writable "        \
-                "contiguous range: pass std::span<T> or a non-const std::vector<T>& or "     \
+#define TOPOCOLL_CHECK_OUT(name, arg, R)                                                 \
+  static_assert(::topocoll::OutputBuffer<R>,                                             \
+                "topocoll::" #name ": " #arg                                             \
+                " is written, so it must be a writable "                                 \
+                "contiguous range: pass std::span<T> or a non-const std::vector<T>& or " \
                 "std::array<T, N>&, not std::span<const T>, a const container or a temporary")
-#define TOPOCOLL_CHECK_SAME(name, In, Out)                                 \
-  static_assert(::topocoll::detail::diagnose::same_elements<In, Out>(),   \
+#define TOPOCOLL_CHECK_SAME(name, In, Out)                              \
+  static_assert(::topocoll::detail::diagnose::same_elements<In, Out>(), \
                 "topocoll::" #name ": in and out must hold the same element type T")
-#define TOPOCOLL_CHECK_OP(name, Op, Out)                                                       \
-  static_assert(::topocoll::detail::diagnose::op_fits<Op, Out>(),                              \
-                "topocoll::" #name ": op must be callable as T op(const T& a, const T& b) for " \
-                "the buffers' element type T, and copyable: e.g. std::plus<>{}, "               \
+#define TOPOCOLL_CHECK_OP(name, Op, Out)                                          \
+  static_assert(::topocoll::detail::diagnose::op_fits<Op, Out>(),                 \
+                "topocoll::" #name                                                \
+                ": op must be callable as T op(const T& a, const T& b) for "      \
+                "the buffers' element type T, and copyable: e.g. std::plus<>{}, " \
                 "topocoll::ops::max{} or a lambda [](const T& a, const T& b) { return a + b; }")
-#define TOPOCOLL_CHECK_COUNTS(name, arg, R)                                                \
-  static_assert(::topocoll::detail::diagnose::count_buffer<R>,                             \
-                "topocoll::" #name ": " #arg " must be a contiguous range of std::size_t, " \
+#define TOPOCOLL_CHECK_COUNTS(name, arg, R)                    \
+  static_assert(::topocoll::detail::diagnose::count_buffer<R>, \
+                "topocoll::" #name ": " #arg                   \
+                " must be a contiguous range of std::size_t, " \
                 "e.g. std::vector<std::size_t> or std::span<const std::size_t>")
 
 // in, out: the two-buffer collectives without an operator.
-#define TOPOCOLL_DIAGNOSE_PAIR(name, args, ...)                                         \
-  template <int = 0, ::topocoll::Transport C, class... Args>                            \
-  void name(C&, Args&&...) {                                                            \
-    TOPOCOLL_NEEDS_TOPOLOGY(name, args);                                                \
-  }                                                                                     \
-  template <::topocoll::Topology Topo, class C, class In, class Out>                    \
-  requires(!::topocoll::detail::diagnose::pair_call<C, In, Out>) void name(             \
-      C&, In&&, Out&&, __VA_ARGS__ const ::topocoll::options& = {}) {                   \
-    TOPOCOLL_CHECK_TRANSPORT(name);                                                     \
-    TOPOCOLL_CHECK_IN(name, in, In);                                                    \
-    TOPOCOLL_CHECK_OUT(name, out, Out);                                                 \
-    TOPOCOLL_CHECK_SAME(name, In, Out);                                                 \
+#define TOPOCOLL_DIAGNOSE_PAIR(name, args, ...)                             \
+  template <int = 0, ::topocoll::Transport C, class... Args>                \
+  void name(C&, Args&&...) {                                                \
+    TOPOCOLL_NEEDS_TOPOLOGY(name, args);                                    \
+  }                                                                         \
+  template <::topocoll::Topology Topo, class C, class In, class Out>        \
+  requires(!::topocoll::detail::diagnose::pair_call<C, In, Out>) void name( \
+      C&, In&&, Out&&, __VA_ARGS__ const ::topocoll::options& = {}) {       \
+    TOPOCOLL_CHECK_TRANSPORT(name);                                         \
+    TOPOCOLL_CHECK_IN(name, in, In);                                        \
+    TOPOCOLL_CHECK_OUT(name, out, Out);                                     \
+    TOPOCOLL_CHECK_SAME(name, In, Out);                                     \
   }
 
 // in, out, op: the reductions.
-#define TOPOCOLL_DIAGNOSE_REDUCTION(name, args, ...)                                    \
-  template <int = 0, ::topocoll::Transport C, class... Args>                            \
-  void name(C&, Args&&...) {                                                            \
-    TOPOCOLL_NEEDS_TOPOLOGY(name, args);                                                \
-  }                                                                                     \
-  template <::topocoll::Topology Topo, class C, class In, class Out, class Op>          \
-  requires(!::topocoll::detail::diagnose::reduction_call<C, In, Out, Op>) void name(    \
-      C&, In&&, Out&&, Op&&, __VA_ARGS__ const ::topocoll::options& = {}) {             \
-    TOPOCOLL_CHECK_TRANSPORT(name);                                                     \
-    TOPOCOLL_CHECK_IN(name, in, In);                                                    \
-    TOPOCOLL_CHECK_OUT(name, out, Out);                                                 \
-    TOPOCOLL_CHECK_SAME(name, In, Out);                                                 \
-    TOPOCOLL_CHECK_OP(name, Op, Out);                                                   \
+#define TOPOCOLL_DIAGNOSE_REDUCTION(name, args, ...)                                 \
+  template <int = 0, ::topocoll::Transport C, class... Args>                         \
+  void name(C&, Args&&...) {                                                         \
+    TOPOCOLL_NEEDS_TOPOLOGY(name, args);                                             \
+  }                                                                                  \
+  template <::topocoll::Topology Topo, class C, class In, class Out, class Op>       \
+  requires(!::topocoll::detail::diagnose::reduction_call<C, In, Out, Op>) void name( \
+      C&, In&&, Out&&, Op&&, __VA_ARGS__ const ::topocoll::options& = {}) {          \
+    TOPOCOLL_CHECK_TRANSPORT(name);                                                  \
+    TOPOCOLL_CHECK_IN(name, in, In);                                                 \
+    TOPOCOLL_CHECK_OUT(name, out, Out);                                              \
+    TOPOCOLL_CHECK_SAME(name, In, Out);                                              \
+    TOPOCOLL_CHECK_OP(name, Op, Out);                                                \
   }
 
 namespace topocoll {
@@ -149,7 +153,7 @@ void broadcast(C&, Args&&...) {
 }
 template <Topology Topo, class C, class Buf>
 requires(!detail::diagnose::in_place_call<C, Buf>) void broadcast(C&, Buf&&, int,
-                                                                   const options& = {}) {
+                                                                  const options& = {}) {
   TOPOCOLL_CHECK_TRANSPORT(broadcast);
   TOPOCOLL_CHECK_OUT(broadcast, buf, Buf);
 }
@@ -161,7 +165,7 @@ void all_to_all_v(C&, Args&&...) {
 }
 template <Topology Topo, class C, class In, class Counts>
 requires(!detail::diagnose::v_call<C, In, Counts>) void all_to_all_v(C&, In&&, Counts&&,
-                                                                      const options& = {}) {
+                                                                     const options& = {}) {
   TOPOCOLL_CHECK_TRANSPORT(all_to_all_v);
   TOPOCOLL_CHECK_IN(all_to_all_v, in, In);
   TOPOCOLL_CHECK_COUNTS(all_to_all_v, send_counts, Counts);
