@@ -1,5 +1,6 @@
 #define BOOST_TEST_MODULE aliasing
 #include "support/harness.hpp"
+#include "support/suite.hpp"
 
 // The aliasing rule every collective keeps (doc/index.md, "In-place use and
 // overlapping buffers"):
@@ -251,6 +252,7 @@ std::vector<Layout> same_size_pm(const Step& s) {
 // ---------------------------------------------------------------------------
 // In place: in and out the same span.
 
+TOPOCOLL_TEST_SUITE(all_reduce)
 BOOST_AUTO_TEST_CASE_TEMPLATE(all_reduce_in_place, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
   sweep_in_place<Cfg>("all_reduce", false, all_reduce_options<Topo>, [](auto& c, const Step& s) {
@@ -259,7 +261,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_reduce_in_place, Cfg, tc_test::Configs) {
     return Result{buf, tc_test::fold<T>(0, s.p - 1, s.m, Op{}, 1)};
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
+TOPOCOLL_TEST_SUITE(scan)
 BOOST_AUTO_TEST_CASE_TEMPLATE(scan_in_place, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
   sweep_in_place<Cfg>("scan", false, scan_options<Topo>, [](auto& c, const Step& s) {
@@ -268,7 +272,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(scan_in_place, Cfg, tc_test::Configs) {
     return Result{buf, tc_test::fold<T>(0, s.r, s.m, Op{}, 2)};
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
+TOPOCOLL_TEST_SUITE(exclusive_scan)
 // Rank 0's out is untouched: it keeps its input.
 BOOST_AUTO_TEST_CASE_TEMPLATE(exclusive_scan_in_place, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
@@ -278,7 +284,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(exclusive_scan_in_place, Cfg, tc_test::Configs) {
     return Result{buf, s.r == 0 ? mine(0, s.m, 3) : tc_test::fold<T>(0, s.r - 1, s.m, Op{}, 3)};
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
+TOPOCOLL_TEST_SUITE(reduce)
 // At the root; the other ranks pass an empty out.
 BOOST_AUTO_TEST_CASE_TEMPLATE(reduce_in_place_at_the_root, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
@@ -292,7 +300,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(reduce_in_place_at_the_root, Cfg, tc_test::Configs
     return Result{buf, tc_test::fold<T>(0, s.p - 1, s.m, Op{}, 4)};
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
+TOPOCOLL_TEST_SUITE(all_to_all)
 BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_in_place, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
   sweep_in_place<Cfg>("all_to_all", false, all_to_all_options<Topo>, [](auto& c, const Step& s) {
@@ -302,7 +312,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_in_place, Cfg, tc_test::Configs) {
     return Result{buf, personalized_want(s.r, s.p, count, 5)};
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
+TOPOCOLL_TEST_SUITE(all_to_all_v)
 // Blocks of different lengths, m + (i + j) % 3 between ranks i and j: the
 // counts are symmetric, so every rank sends as many elements as it receives.
 BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_v_in_place, Cfg, tc_test::Configs) {
@@ -317,10 +329,12 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_v_in_place, Cfg, tc_test::Configs) {
         return Result{buf, personalized_want(s.r, s.p, count, 6)};
       });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
 // ---------------------------------------------------------------------------
 // In place: one block inside the other buffer.
 
+TOPOCOLL_TEST_SUITE(all_gather)
 // in is out's block r: this rank's block already sits in place.
 BOOST_AUTO_TEST_CASE_TEMPLATE(all_gather_in_place, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
@@ -331,7 +345,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_gather_in_place, Cfg, tc_test::Configs) {
     return Result{buf, every_block(s.p, s.m, 7)};
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
+TOPOCOLL_TEST_SUITE(reduce_scatter)
 // out is in's first block: the input is taken from the receive buffer and
 // block r of the reduction lands at its start (MPI_Reduce_scatter_block).
 BOOST_AUTO_TEST_CASE_TEMPLATE(reduce_scatter_in_place, Cfg, tc_test::Configs) {
@@ -344,7 +360,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(reduce_scatter_in_place, Cfg, tc_test::Configs) {
                   block_of(tc_test::fold<T>(0, s.p - 1, pm, Op{}, 8), s.r, s.m)};
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
+TOPOCOLL_TEST_SUITE(scatter)
 // At the root out is in's block root, which stays where it is and so do the
 // other blocks; the other ranks receive into buffers of their own.
 BOOST_AUTO_TEST_CASE_TEMPLATE(scatter_in_place_at_the_root, Cfg, tc_test::Configs) {
@@ -361,7 +379,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(scatter_in_place_at_the_root, Cfg, tc_test::Config
     return Result{buf, every_block(s.p, s.m, 9)};
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
+TOPOCOLL_TEST_SUITE(gather)
 // At the root in is out's block root; the other ranks pass an empty out.
 BOOST_AUTO_TEST_CASE_TEMPLATE(gather_in_place_at_the_root, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
@@ -377,10 +397,12 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(gather_in_place_at_the_root, Cfg, tc_test::Configs
     return Result{buf, every_block(s.p, s.m, 10)};
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
 // ---------------------------------------------------------------------------
 // Any other overlap throws std::invalid_argument on every rank.
 
+TOPOCOLL_TEST_SUITE(all_reduce)
 BOOST_AUTO_TEST_CASE_TEMPLATE(all_reduce_rejects_partial_overlap, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
   sweep_rejects<Cfg>("all_reduce", false, same_size_m,
@@ -388,7 +410,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_reduce_rejects_partial_overlap, Cfg, tc_test::
                        all_reduce<Topo>(c, in, out, Op{});
                      });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
+TOPOCOLL_TEST_SUITE(scan)
 BOOST_AUTO_TEST_CASE_TEMPLATE(scan_rejects_partial_overlap, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
   sweep_rejects<Cfg>("scan", false, same_size_m,
@@ -396,7 +420,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(scan_rejects_partial_overlap, Cfg, tc_test::Config
                        scan<Topo>(c, in, out, Op{});
                      });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
+TOPOCOLL_TEST_SUITE(exclusive_scan)
 BOOST_AUTO_TEST_CASE_TEMPLATE(exclusive_scan_rejects_partial_overlap, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
   sweep_rejects<Cfg>("exclusive_scan", false, same_size_m,
@@ -404,7 +430,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(exclusive_scan_rejects_partial_overlap, Cfg, tc_te
                        exclusive_scan<Topo>(c, in, out, Op{});
                      });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
+TOPOCOLL_TEST_SUITE(reduce)
 // Every rank passes overlapping in and out (off the root too).
 BOOST_AUTO_TEST_CASE_TEMPLATE(reduce_rejects_partial_overlap, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
@@ -413,7 +441,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(reduce_rejects_partial_overlap, Cfg, tc_test::Conf
                        reduce<Topo>(c, in, out, Op{}, s.root);
                      });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
+TOPOCOLL_TEST_SUITE(all_to_all)
 BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_rejects_partial_overlap, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
   sweep_rejects<Cfg>("all_to_all", false, same_size_pm,
@@ -421,7 +451,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_rejects_partial_overlap, Cfg, tc_test::
                        all_to_all<Topo>(c, in, out);
                      });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
+TOPOCOLL_TEST_SUITE(all_to_all_v)
 BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_v_rejects_partial_overlap, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
   sweep_rejects<Cfg>("all_to_all_v", false, same_size_pm,
@@ -430,7 +462,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_v_rejects_partial_overlap, Cfg, tc_test
                        all_to_all_v<Topo>(c, in, counts, out, counts);
                      });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
+TOPOCOLL_TEST_SUITE(all_gather)
 BOOST_AUTO_TEST_CASE_TEMPLATE(all_gather_rejects_in_off_its_block, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
   sweep_rejects<Cfg>(
@@ -439,7 +473,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_gather_rejects_in_off_its_block, Cfg, tc_test:
         all_gather<Topo>(c, in, out);
       });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
+TOPOCOLL_TEST_SUITE(reduce_scatter)
 BOOST_AUTO_TEST_CASE_TEMPLATE(reduce_scatter_rejects_out_off_the_first_block, Cfg,
                               tc_test::Configs) {
   using Topo = typename Cfg::topology;
@@ -449,7 +485,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(reduce_scatter_rejects_out_off_the_first_block, Cf
         reduce_scatter<Topo>(c, in, out, Op{});
       });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
+TOPOCOLL_TEST_SUITE(scatter)
 // Every rank passes out inside in, off block root.
 BOOST_AUTO_TEST_CASE_TEMPLATE(scatter_rejects_out_off_the_roots_block, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
@@ -459,7 +497,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(scatter_rejects_out_off_the_roots_block, Cfg, tc_t
         scatter<Topo>(c, in, out, s.root);
       });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
+TOPOCOLL_TEST_SUITE(gather)
 // Every rank passes in inside out, off block root.
 BOOST_AUTO_TEST_CASE_TEMPLATE(gather_rejects_in_off_the_roots_block, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
@@ -469,3 +509,4 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(gather_rejects_in_off_the_roots_block, Cfg, tc_tes
         gather<Topo>(c, in, out, s.root);
       });
 }
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,5 +1,6 @@
 #define BOOST_TEST_MODULE all_to_all_broadcast
 #include "support/harness.hpp"
+#include "support/suite.hpp"
 
 // all_gather, reduce_scatter, all_reduce, scan, exclusive_scan on every
 // topology x transport, swept over p, message sizes, element types (three with
@@ -138,6 +139,7 @@ std::string ctx(const char* op, const char* type, std::size_t m, int r, algorith
 // ---------------------------------------------------------------------------
 // Results: every element type, size and algorithm in one run per p.
 
+TOPOCOLL_TEST_SUITE(all_gather)
 BOOST_AUTO_TEST_CASE_TEMPLATE(all_gather_collects_every_block_in_rank_order, Cfg,
                               tc_test::Configs) {
   using Topo = typename Cfg::topology;
@@ -201,7 +203,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(string_all_gather_with_blocks_of_any_size_and_a_mi
     });
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
+TOPOCOLL_TEST_SUITE(reduce_scatter)
 BOOST_AUTO_TEST_CASE_TEMPLATE(reduce_scatter_gives_rank_r_block_r_reduced_in_rank_order, Cfg,
                               tc_test::Configs) {
   using Topo = typename Cfg::topology;
@@ -227,7 +231,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(reduce_scatter_gives_rank_r_block_r_reduced_in_ran
     });
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
+TOPOCOLL_TEST_SUITE(all_reduce)
 BOOST_AUTO_TEST_CASE_TEMPLATE(all_reduce_keeps_rank_order_with_every_algorithm, Cfg,
                               tc_test::Configs) {
   using Topo = typename Cfg::topology;
@@ -258,7 +264,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_reduce_keeps_rank_order_with_every_algorithm, 
     });
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
+TOPOCOLL_TEST_SUITE(scan)
 BOOST_AUTO_TEST_CASE_TEMPLATE(scan_and_exclusive_scan_give_rank_order_prefixes, Cfg,
                               tc_test::Configs) {
   using Topo = typename Cfg::topology;
@@ -298,6 +306,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(scan_and_exclusive_scan_give_rank_order_prefixes, 
     });
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(containers_work_as_buffers, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;

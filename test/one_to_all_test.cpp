@@ -1,5 +1,6 @@
 #define BOOST_TEST_MODULE one_to_all
 #include "support/harness.hpp"
+#include "support/suite.hpp"
 
 // broadcast, reduce, scatter, gather on every topology x transport, swept over
 // p, roots, message sizes and element types (with non-commutative operators),
@@ -104,6 +105,7 @@ void in_segments(options& opt, std::size_t m, std::size_t elem_bytes) {
 
 }  // namespace
 
+TOPOCOLL_TEST_SUITE(broadcast)
 BOOST_AUTO_TEST_CASE_TEMPLATE(broadcast_gives_every_rank_the_roots_buffer, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
   Cfg::sweep([&](int p, auto on_ranks) {
@@ -124,7 +126,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(broadcast_gives_every_rank_the_roots_buffer, Cfg, 
     });
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
+TOPOCOLL_TEST_SUITE(reduce)
 BOOST_AUTO_TEST_CASE_TEMPLATE(reduce_keeps_rank_order_at_the_root, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
   Cfg::sweep([&](int p, auto on_ranks) {
@@ -168,7 +172,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(reduce_keeps_rank_order_at_the_root, Cfg, tc_test:
     });
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
+TOPOCOLL_TEST_SUITE(scatter)
 BOOST_AUTO_TEST_CASE_TEMPLATE(scatter_gives_rank_r_block_r, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
   Cfg::sweep([&](int p, auto on_ranks) {
@@ -195,7 +201,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(scatter_gives_rank_r_block_r, Cfg, tc_test::Config
     });
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
+TOPOCOLL_TEST_SUITE(gather)
 BOOST_AUTO_TEST_CASE_TEMPLATE(gather_collects_blocks_in_rank_order, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
   Cfg::sweep([&](int p, auto on_ranks) {
@@ -225,6 +233,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(gather_collects_blocks_in_rank_order, Cfg, tc_test
     });
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
 // std::vector and std::array work as buffers too, and broadcast/reduce compose.
 BOOST_AUTO_TEST_CASE_TEMPLATE(containers_work_as_buffers, Cfg, tc_test::Configs) {
@@ -990,6 +999,7 @@ void broadcast_past_a_mismatched_count(Comm& comm, Check& check,
   }
 }
 
+TOPOCOLL_TEST_SUITE(broadcast)
 // A long string message (600 KB, far beyond the 2 KiB head that announces
 // its size): every root, strings of every length including empty ones, and a
 // rank with another count still passes the message on to its subtree before
@@ -1015,6 +1025,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(long_string_broadcast_from_every_root, Cfg, tc_tes
     });
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
 // A few long strings (the encoding past the 2 KiB head, 32 KiB of characters
 // per string after the first) skip the encoding: the head carries their

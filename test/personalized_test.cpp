@@ -4,6 +4,7 @@
 // of the seeds (model::Counting); the automatic choices; bad input; and, on
 // loopback, deadlock freedom with every send synchronous.
 #include "support/harness.hpp"
+#include "support/suite.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -72,6 +73,7 @@ std::vector<T> exchange_expected(int v, int p, std::size_t m, unsigned salt) {
 // ---------------------------------------------------------------------------
 // all_to_all: out block i on rank v is in block v of rank i.
 
+TOPOCOLL_TEST_SUITE(all_to_all)
 BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_transposes_the_blocks, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
   Cfg::sweep([&](int p, auto on_ranks) {
@@ -123,6 +125,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_takes_containers_and_works_in_place, Cf
     });
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
 // ---------------------------------------------------------------------------
 // The communication patterns (model::Counting records every call).
@@ -244,6 +247,7 @@ std::vector<msg> recorded(const model::Counting<C>& cc) {
 
 }  // namespace
 
+TOPOCOLL_TEST_SUITE(all_to_all)
 BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_follows_the_seed_schedules, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
   Cfg::sweep([&](int p, auto on_ranks) {
@@ -318,6 +322,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(the_ring_both_ways_halves_the_words_per_direction,
     });
   }
 }
+BOOST_AUTO_TEST_SUITE_END()
 
 // The cost model's closed-form group offsets are the kernel's plans.
 BOOST_AUTO_TEST_CASE_TEMPLATE(cost_model_walks_the_kernels_groups, Cfg, tc_test::Configs) {
@@ -334,6 +339,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(cost_model_walks_the_kernels_groups, Cfg, tc_test:
   }
 }
 
+TOPOCOLL_TEST_SUITE(all_to_all)
 BOOST_AUTO_TEST_CASE_TEMPLATE(automatic_follows_the_cost_model, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
   Cfg::sweep([&](int p, auto on_ranks) {
@@ -357,6 +363,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(automatic_follows_the_cost_model, Cfg, tc_test::Co
     });
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
 // ---------------------------------------------------------------------------
 // all_to_all_v
@@ -429,6 +436,7 @@ all_to_all_v_result<T> v_expected(pattern x, int p, int v, unsigned salt, std::s
 
 }  // namespace
 
+TOPOCOLL_TEST_SUITE(all_to_all_v)
 BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_v_delivers_in_source_order, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
   Cfg::sweep([&](int p, auto on_ranks) {
@@ -464,6 +472,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_v_delivers_in_source_order, Cfg, tc_tes
     });
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
 namespace {
 // Data messages a rank sent (tag all_to_all_v), and in what sizes.
@@ -476,6 +485,7 @@ std::vector<std::size_t> data_sends(const model::Counting<C>& cc) {
 }
 }  // namespace
 
+TOPOCOLL_TEST_SUITE(all_to_all_v)
 BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_v_patterns_and_choice, Cfg, tc_test::Configs) {
   using Topo = typename Cfg::topology;
   Cfg::sweep([&](int p, auto on_ranks) {
@@ -570,6 +580,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_v_patterns_and_choice, Cfg, tc_test::Co
     });
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
 // ---------------------------------------------------------------------------
 // all_to_all_v with the receive counts known: the caller's buffer, no count
@@ -583,6 +594,7 @@ T guard_value() {
 }
 }  // namespace
 
+TOPOCOLL_TEST_SUITE(all_to_all_v)
 BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_v_with_receive_counts_matches_the_reference, Cfg,
                               tc_test::Configs) {
   using Topo = typename Cfg::topology;
@@ -632,6 +644,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_v_with_receive_counts_matches_the_refer
     });
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
 namespace {
 // Rank u sends rank w `sent` elements where w expects `expected`; every other
@@ -669,6 +682,7 @@ mismatch_case make_mismatch(const mismatch& mm, int p, int v, int u, int w) {
 }
 }  // namespace
 
+TOPOCOLL_TEST_SUITE(all_to_all_v)
 // On the library's transports (non-blocking sends): the rank whose receive
 // counts are wrong throws message_error naming both ranks, writes nothing
 // outside out, and completes the exchange first, so every other rank returns
@@ -717,8 +731,10 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(wrong_receive_counts_throw_message_error, Cfg, tc_
     });
   });
 }
+BOOST_AUTO_TEST_SUITE_END()
 
 #ifndef TOPOCOLL_TEST_MPI
+TOPOCOLL_TEST_SUITE(all_to_all_v)
 // On a transport without non-blocking sends (model::Counting here) the
 // receiving rank throws at once and run() reports its message_error.
 BOOST_AUTO_TEST_CASE(wrong_receive_counts_throw_on_a_blocking_transport) {
@@ -747,6 +763,7 @@ BOOST_AUTO_TEST_CASE(wrong_receive_counts_throw_on_a_blocking_transport) {
       }
   }
 }
+BOOST_AUTO_TEST_SUITE_END()
 #endif
 
 // ---------------------------------------------------------------------------

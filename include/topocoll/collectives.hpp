@@ -24,6 +24,7 @@
 #include "collectives/all_to_all.hpp"
 #include "collectives/all_to_all_v.hpp"
 #include "collectives/broadcast.hpp"
+#include "collectives/diagnostics.hpp"
 #include "collectives/gather.hpp"
 #include "collectives/mesh_lines.hpp"
 #include "collectives/reduce.hpp"

@@ -23,3 +23,4 @@
 #include "model/svg.hpp"
 #include "model/trace.hpp"
 #include "transport/loopback.hpp"
+#include "version.hpp"

@@ -1,0 +1,3 @@
+#pragma once
+// Fixture for check_architecture's self-test: core must not include a transport.
+#include "../transport/mpi/b.hpp"

@@ -1,0 +1,3 @@
+#pragma once
+// Allowed: kernels include core/.
+#include <topocoll/core/a.hpp>

@@ -1,0 +1,3 @@
+#pragma once
+// Forbidden: a transport includes only core/ (and transport/).
+#include "../../kernels/k.hpp"
