@@ -9,19 +9,24 @@ runs of those cells: whether its misses stay in the same cells.
 
     python3 benchmark/summarize.py results.csv [--sizes 8,1024,65536,1048576,16777216]
 
-With --block, the figures section of benchmark/README.md instead (what
-benchmark/regenerate writes between the results markers): ratio tables of the
-full run, the string run's rows (--strings), the loopback run (--loopback),
-and the targets. The date and the command come from the "# " lines at the top
-of each CSV's .txt twin (np4.csv -> np4.txt), which benchmark/regenerate
-writes.
+With --block, the results block of benchmark/README.md instead (what
+benchmark/regenerate writes between the results markers): the best topocoll
+variant over native MPI of one run, its date and command. With --summary,
+every table of a full set of runs (ratio tables of the full run, the string
+run's rows, the loopback run, the targets, automatic over the rounds), which
+benchmark/regenerate writes to results/summary.md (not tracked). The date and
+the command come from the "# " lines at the top of each CSV's .txt twin
+(np2.csv -> np2.txt), which benchmark/regenerate writes. A CSV may be
+gzip-compressed (np2.csv.gz).
 
-    python3 benchmark/summarize.py --block benchmark/results/np4.csv \\
+    python3 benchmark/summarize.py --block benchmark/results/np2.csv.gz
+    python3 benchmark/summarize.py --summary benchmark/results/np4.csv --np2 benchmark/results/np2.csv \
         --strings benchmark/results/np4_strings.csv --loopback benchmark/results/loopback.csv
 """
 import argparse
 import collections
 import csv
+import gzip
 import math
 import os
 import statistics
@@ -29,6 +34,13 @@ import statistics
 BEGIN = "<!-- results:begin (written by benchmark/regenerate; edits here are overwritten) -->"
 END = "<!-- results:end -->"
 TRANSPORT = ("sendrecv_ring", "pingpong")  # the transport alone, not a collective
+
+
+def open_csv(path):
+    """A CSV, plain or gzip-compressed (NAME.csv.gz, as benchmark/results keeps np2)."""
+    if path.endswith(".gz"):
+        return gzip.open(path, "rt", newline="")
+    return open(path, newline="")
 
 
 def human(b):
@@ -44,7 +56,7 @@ def load(path):
     data = collections.defaultdict(lambda: {"native": math.nan, "boost": math.nan, "floor": math.nan, "topo": []})
     bad = []
     p = "?"
-    with open(path, newline="") as f:
+    with open_csv(path) as f:
         for r in csv.DictReader(f):
             key = (r["collective"], r["type"], int(r["bytes_per_rank"]))
             t = float(r["median_us"])
@@ -119,7 +131,7 @@ def auto_cells(path):
     forced contenders."""
     cells = collections.defaultdict(dict)
     takes = {}
-    with open(path, newline="") as f:
+    with open_csv(path) as f:
         for r in csv.DictReader(f):
             if r["impl"].startswith("topocoll") and r["topology"]:
                 key = (r["collective"], r["type"], r["topology"], int(r["bytes_per_rank"]))
@@ -307,9 +319,12 @@ def plain(args):
 
 
 def header(csv_path):
-    """The "# key: value" lines at the top of the CSV's .txt twin."""
+    """The "# key: value" lines at the top of the CSV's .txt twin (or .head)."""
     meta = {}
-    txt = os.path.splitext(csv_path)[0] + ".txt"
+    base = os.path.splitext(csv_path[:-3] if csv_path.endswith(".gz") else csv_path)[0]
+    txt = base + ".txt"
+    if not os.path.exists(txt):
+        txt = base + ".head"  # the .txt's header alone, which benchmark/results keeps
     if os.path.exists(txt):
         with open(txt) as f:
             for line in f:
@@ -341,8 +356,27 @@ def ratio_table(out, data, colls, sizes, against, label):
             out.append(f"| {name} | " + " | ".join(cells) + " |")
 
 
-def block(args):
-    out = [BEGIN, ""]
+def readme_block(args):
+    """The README's one table: best topocoll variant / native MPI of one run
+    (the p = 2 run), between the results markers."""
+    meta = header(args.csv)
+    data, p, bad = load(args.csv)
+    out = [BEGIN, "",
+           f"Measured {meta.get('date', '?')}; p = {p}, a core per rank (`--bind-to core`), "
+           "barrier-separated calls; medians, `double`. Each cell is the best topocoll variant's "
+           "median time over native MPI's (below 1.00: topocoll is faster). The command:", "",
+           "```sh", meta.get("command", "(command not recorded)"), "```", ""]
+    ratio_table(out, data, groups(data, types={"double"}), sorted({k[2] for k in data}), "native",
+                "collective")
+    out += ["", "Targets: <= 1.10x at 8 B - 1 KiB, <= 1.0x from 64 KiB. " + core_targets(data)[0]]
+    if bad:
+        out += ["", "WRONG RESULTS: " + "; ".join(bad)]
+    out += ["", END]
+    print("\n".join(out))
+
+
+def summary(args):
+    out = []
     runs = [(what, path) for what, path in (("p = 2", args.np2), ("p = 2, loops", args.np2_loop)) if path]
     runs.append(("full run", args.csv))
     runs += [("automatic again", path) for path in args.round]
@@ -358,7 +392,7 @@ def block(args):
     out.append("```sh")
     for what, path, m in metas:
         base = os.path.splitext(os.path.basename(path))[0]
-        out.append(f"# {what}: {base}.csv, {base}.txt; {m.get('date', '?')}, commit {m.get('commit', '?')}")
+        out.append(f"# {what}: {base}.csv, {base}.txt; {m.get('date', '?')}")
         out.append(m.get("command", "(command not recorded)"))
     out.append("```")
 
@@ -429,7 +463,7 @@ def block(args):
     if args.loopback:
         rows = collections.OrderedDict()
         lsizes = set()
-        with open(args.loopback, newline="") as f:
+        with open_csv(args.loopback) as f:
             for r in csv.DictReader(f):
                 n = int(r["bytes"])
                 lsizes.add(n)
@@ -462,8 +496,6 @@ def block(args):
     if bad:
         out.append("")
         out.append("**WRONG RESULTS**: " + "; ".join(bad))
-    out.append("")
-    out.append(END)
     print("\n".join(out))
 
 
@@ -471,16 +503,21 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("csv")
     ap.add_argument("--sizes", default="8,1024,65536,1048576,16777216")
-    ap.add_argument("--block", action="store_true", help="print the README's figures block")
-    ap.add_argument("--strings", help="with --block: the string run's CSV")
-    ap.add_argument("--loopback", help="with --block: loopback_bench's CSV")
-    ap.add_argument("--np2", help="with --block: the p = 2 run, a core per rank, barrier-separated")
-    ap.add_argument("--np2-loop", help="with --block: the p = 2 run in loop mode")
+    ap.add_argument("--block", action="store_true",
+                    help="print benchmark/README.md's results block: CSV's table against native MPI")
+    ap.add_argument("--summary", action="store_true",
+                    help="print every table of a full set of runs (results/summary.md)")
+    ap.add_argument("--strings", help="with --summary: the string run's CSV")
+    ap.add_argument("--loopback", help="with --summary: loopback_bench's CSV")
+    ap.add_argument("--np2", help="with --summary: the p = 2 run, a core per rank, barrier-separated")
+    ap.add_argument("--np2-loop", help="with --summary: the p = 2 run in loop mode")
     ap.add_argument("--round", action="append", default=[],
                     help="another run of the same cells (repeatable): automatic over all the runs")
     args = ap.parse_args()
     if args.block:
-        block(args)
+        readme_block(args)
+    elif args.summary:
+        summary(args)
     else:
         plain(args)
 

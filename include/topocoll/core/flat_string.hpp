@@ -5,7 +5,7 @@
 //   [count][length_0]...[length_{count-1}][characters of 0][characters of 1]...
 //
 // count and lengths are std::uint64_t. Used by mpi::Comm to send strings
-// without Boost.Serialization's archive (3.5x faster), and by the one-to-all
+// without Boost.Serialization's archive, and by the one-to-all
 // collectives to serialize a string message ONCE at the root and move bytes
 // through the tree, instead of decoding and re-encoding it at every hop.
 

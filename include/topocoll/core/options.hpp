@@ -70,11 +70,10 @@ constexpr std::string_view to_string(algorithm a) {
 // rank sends and receives at once (a fold, a pipeline, an exchange) than one
 // in which each sends or receives (a tree's): 1 on the seeds' full-duplex
 // links, more where the sends and receives of ranks that share a core take
-// turns. A transport may send short messages by a cheaper protocol: with 4
-// ranks on 2 cores over Open MPI's shared memory, an exchange of every rank
-// took about as long as a one-way step up to 256 B (sent inline) and 2-2.5x
-// as long from 512 B on. Messages of 1 to short_bytes bytes have
-// duplex_ts_short instead of duplex_ts (short_bytes 0, the default: none).
+// turns. A transport may send short messages by a cheaper protocol, where an
+// exchange costs about as much as a one-way step (doc/model.md,
+// "Calibration"). Messages of 1 to short_bytes bytes have duplex_ts_short
+// instead of duplex_ts (short_bytes 0, the default: none).
 // model::calibrate (model/calibrate.hpp) measures all of these, the cost of
 // std::plus on doubles, tc_us_per_byte, and busy_tc, its factor in a fold;
 // t_w, busy_tw, duplex_tw, t_c and busy_tc again on messages of 16 MiB.
@@ -85,10 +84,9 @@ struct cost_model {
   double busy_tw = 1.0;          // t_w's factor when every rank communicates
   // A tree reduction's partial of at least twice this size travels in
   // segments of about this size, each combined as it arrives while it is
-  // still in cache (0: whole, the default). Each segment costs a start-up: on
-  // Open MPI's shared memory, 32-64 KiB segments made a 1 MiB reduce 1.5-2x
-  // slower at p = 2, while 0.5-1 MiB segments made a 16 MiB one 5-12 %
-  // faster. model::calibrate measures which.
+  // still in cache (0: whole, the default). Each segment costs a start-up, so
+  // whether segments pay depends on the transport and the caches:
+  // model::calibrate measures it (doc/model.md, "Segments").
   std::size_t segment_bytes = 0;
   // The operator's cost: combining n bytes of partial into an accumulator
   // takes tc_us_per_byte * n (the default is std::plus on doubles, about

@@ -5,8 +5,7 @@
 // result of all_to_all_v, a work buffer the pool grows) costs a page fault
 // per 4 KiB page on first touch. glibc serves blocks of 32 MiB and more by a
 // fresh mapping every time, so a call that returns such a vector pays every
-// fault every call: on a VM, where a fault can cost 10 us or more, that is
-// more than the data movement. Asking for transparent huge pages before the
+// fault every call, which on a VM can cost more than the data movement. Asking for transparent huge pages before the
 // first touch (madvise MADV_HUGEPAGE, honoured when
 // /sys/kernel/mm/transparent_hugepage/enabled is "always" or "madvise") makes
 // it one fault per 2 MiB. Elsewhere it does nothing.

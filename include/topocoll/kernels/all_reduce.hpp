@@ -86,10 +86,9 @@ algorithm choose_all_reduce(const layout& vl, std::size_t m, const options& opt)
 // ranks idle while a fold keeps every one busy, and the trees win sooner.
 // Each side pays its combines: the root's one per child, the fold's above at
 // busy_tc (every rank combines at once). Between the two folds busy_tc is left
-// out: it is well above 1 with a core per rank too (the calibration's shift
-// after a combine sends what the core has just written), and there it moved
-// 16 KiB from recursive doubling to the pieces, which took twice as long
-// (benchmark/README.md).
+// out: it is well above 1 with a core per rank too, and there it would price
+// the pieces below recursive doubling where they are slower (doc/model.md,
+// "busy_tc between the two folds").
 // Never inlined, like one_to_all::pieces_priced_lower: the guard in
 // reduce_broadcast_wins stays in the caller, so p = 2 pays no call; and
 // remembered (core/last_choice.hpp) prices a repeated call only once.

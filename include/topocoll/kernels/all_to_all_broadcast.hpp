@@ -272,8 +272,8 @@ bool rs_step(C& c, const dim_at<Peer>& d, const rs_ranges<T, Off>& b, const Op& 
 // dimension step (stride 1: its sub-range k is position w) sends it from
 // there, and copies it into buf after that step. Copied first and sent from
 // buf, it would reach the peer's single-copy read (Open MPI's CMA) as lines
-// this core has just written, still in its cache: up to 3x slower at p = 2
-// (benchmark/README.md, "What limits the cells").
+// this core has just written, still in its cache, which the peer reads more
+// slowly (doc/all_to_all_broadcast.md, "Where each algorithm wins").
 template <Topology Topo, Transport C, class T, class Off, class Fold>
 void all_gather_natural(C& c, const place<Fold>& at, std::span<T> buf, Off off,
                         std::span<const T> mine) {
@@ -530,12 +530,10 @@ bool shifts(const layout& l) {
 // costs more (duplex_ts > 1: ranks that share cores) or where a ring
 // dimension is long (its s - 1 start-ups against the tree's 2 ceil(log2 s)).
 // A fold of pairwise exchanges alone (radix 2) keeps the fold: under the
-// seeds' model it has half the tree's start-ups, and with 4 ranks on 2 cores
-// it ran 1.1-1.37x faster than the tree at blocks of 1-16 KiB, where the
-// calibrated figures priced it higher. The figures are not wrong about the
-// exchange (every rank's pairwise exchange took as long as the ring shift
-// they come from, within 10 % at 8 B-512 KiB), so it is the tree they
-// underprice there; the rule keeps the measured winner.
+// seeds' model it has half the tree's start-ups, and where ranks share cores
+// it beats the tree at blocks of 1-16 KiB although the calibrated figures
+// price it higher: they underprice the tree there, and the rule keeps the
+// measured winner (doc/all_to_all_broadcast.md, "Where each algorithm wins").
 template <Topology Topo>
 algorithm choose_all_gather(const layout& l, std::size_t block_bytes, const options& opt) {
   if (opt.algo != algorithm::automatic) return opt.algo;

@@ -67,9 +67,9 @@ double pieces_time(const layout& l, std::size_t bytes, int root, rs_messages rs,
 // Whether the model, at the figures of a call of `bytes` (cost_model::at_size,
 // the pieces' minimum too), prices the pieces below the tree and, on a
 // topology of linear dimensions, below the pipeline. Never inlined: it is
-// only reached for messages of at least a segment, and where GCC 12 inlined
-// it, it left pieces_win out of line instead, a call on every short
-// broadcast and reduce (benchmark/README.md, instructions per call).
+// only reached for messages of at least a segment; kept out of line, it lets
+// the compiler inline pieces_win, so a short broadcast or reduce makes no call
+// (benchmark/README.md, "Instructions per call").
 template <Topology Topo, class T>
 [[gnu::noinline]] bool pieces_priced_lower(const layout& l, std::size_t bytes, int root,
                                            rs_messages rs, const cost_model& model) {

@@ -5,80 +5,11 @@
 //   const model::calibration cal = model::calibrate(c);   // every rank calls it
 //   all_reduce<Ring>(c, in, out, std::plus<>{}, options{.cost = cal.cost});
 //
-// The measurements, each the median of `reps` timed repetitions (the
-// slowest rank's time, except the lone send's):
-//   - ping-pong at sizes 8 B, 16 B, 32 B, ... up to max_bytes, half a round
-//     trip: between ranks 0 and 1, the others waiting, and between every
-//     pair (2i, 2i + 1) at once. t_s and t_w are the least-squares fit of
-//     t_s + t_w n to the lone pair's times, in relative error, so that the
-//     small sizes count as much as the large ones; busy_ts and busy_tw are
-//     the same fit of every pair's over them: what a tree's step costs when
-//     every rank sends or receives.
-//   - a ring shift at the same sizes, every rank sending to rank + 1 and
-//     receiving from rank - 1 at once, as in a fold's step: the duplex
-//     figures. Each size's shift over every pair's one way is its duplex
-//     ratio. Where ranks share cores the ratio jumps at a protocol's limit:
-//     4 ranks on 2 cores over Open MPI's shared memory had 1.0-1.2 up to
-//     256 B (inline sends) and 2.1-2.5 from 512 B on. The sizes from 8 B up
-//     whose ratio stays within 1.5x of the smallest sizes' (the median of the
-//     first three, taken as 1 where it is less) are short, when two longer
-//     sizes in a row are not: short_bytes is the longest of them and
-//     duplex_ts_short their median ratio, so that neither a first size slow
-//     to warm up nor one slow size ends the short sizes. duplex_ts and
-//     duplex_tw are the fit of the other sizes' shifts (all sizes' where none
-//     is short) over the busy t_s and t_w.
-//     Each factor is at least 1; where each rank has a core of its own they
-//     come out near 1, the seeds' full-duplex links.
-//   - std::plus on two operands of max_bytes / 2 doubles, every rank at once:
-//     t_c, the operator's cost per byte. model::measure_combine(op, sample)
-//     measures a given operator the same way, for a model of its own.
-//   - two steps of a fold of max_bytes of doubles, every rank at once: the
-//     ring shift, with and without a combine (std::plus) of what arrived into
-//     an accumulator after each shift, the two in turn in every repetition.
-//     busy_tc is the difference per combine over t_c's combine of max_bytes
-//     (at least 1): what a fold's combine costs where every rank combines
-//     between exchanges, against a tree root's. It also holds the next
-//     shift's sending of what the combine has just written, so it is above 1
-//     with a core per rank too, and it varies from run to run (the figures
-//     are in doc/index.md).
-//   - the sender's time of a lone message from rank 0 to rank 1 that nobody
-//     answers, the others idle, one per repetition, at the same sizes: the
-//     posted figures. A size whose send took less than half the ping-pong's
-//     one way is posted: its sender left it before the receiver took it, as
-//     a transport that sends short messages inline allows. Where ranks share
-//     cores the ping-pong's partner must be scheduled to answer, and 4 ranks
-//     on 2 cores over Open MPI's shared memory posted up to 256 B in a
-//     hundredth of the ping-pong's one way; with a core per rank the sends
-//     up to 256 B took about a third of it. The sizes from 8 B up that are
-//     posted, when two sizes in a row are not, give posted_bytes (the longest
-//     of them) and posted_us (their median send); where every size or none is
-//     posted there is no posted class.
-//   - t_c and busy_tc again at combine_large_bytes: tc_large_us_per_byte and
-//     busy_tc_large. Operands that no longer fit in cache combine at the
-//     memory's speed, slower than t_c's, and where ranks share cores busy_tc
-//     falls as the message grows, so that figures of max_bytes for every
-//     size price a large tree's combines too low and a large fold's too
-//     high. Between the two sizes the model interpolates in log2 of the size.
-//   - the lone pair's and every pair's ping-pong and the ring shift on
-//     messages of combine_large_bytes: tw_large_us_per_byte, and
-//     busy_tw_large and duplex_tw_large over it. Messages out of cache copy
-//     at the memory's speed, which the pairs share, so that the sweep's
-//     figures price a tree's whole large messages too low.
-//   - a reduce of segment_probe_bytes of doubles to rank 0 on Tree<2>, every
-//     rank taking part, with the partials sent whole and in segments of each
-//     candidate size, in turn: segment_bytes is the candidate that beat the
-//     whole partials by more than 3 %, else 0 (whole). Segments keep what the
-//     receiver combines in cache, and each costs a message start-up; which
-//     wins depends on the transport's protocol and the caches, so it is
-//     measured, not derived.
-// Rank 0's figures are broadcast, so every rank returns the same model: the
-// automatic choices made from it agree, as they must. calibrate is a
-// collective call; on one rank there is nothing to measure and it returns the
-// default model.
-//
-// The fit needs a transport that actually moves bytes; a counting or
-// simulated transport gives zeros. benchmark/collectives_bench --calibrate
-// uses it for its automatic contenders (benchmark/README.md).
+// It times ping-pongs, every rank's exchange at once, the operator's combine
+// and a segmented reduce, each the median of `reps` repetitions, and fits
+// core/options.hpp's cost_model to them. It is a collective call; on one rank
+// it returns the default model. The fit needs a transport that moves bytes.
+// doc/model.md, "Calibration", lists each measurement and the fit.
 
 #include <algorithm>
 #include <array>
