@@ -14,6 +14,9 @@
 # include each other. A new top-level directory or header fails until it is
 # given a row in _allowed below, so that the rule is decided, not defaulted.
 #
+# It also checks that every header opens namespace topocoll inside the
+# inline ABI namespace of version.hpp.
+#
 # Prints each forbidden arrow as "file: #include "x" (layer a -> layer b)" and
 # fails if there is any.
 cmake_minimum_required(VERSION 3.21)  # IN_LIST, file(RELATIVE_PATH)
@@ -65,6 +68,15 @@ foreach(_from IN LISTS _headers)
     math(EXPR _violations "${_violations} + 1")
     continue()
   endif()
+  # Every namespace opened is inside the inline ABI namespace (version.hpp).
+  file(STRINGS "${_base}/${_from}" _opens REGEX "^namespace topocoll[ :{]")
+  foreach(_open IN LISTS _opens)
+    if(NOT _open MATCHES "^namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE[ :]")
+      message(NOTICE "check_architecture: include/topocoll/${_from}: '${_open}' is outside "
+                     "the ABI namespace; open namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE")
+      math(EXPR _violations "${_violations} + 1")
+    endif()
+  endforeach()
   get_filename_component(_dir "${_base}/${_from}" DIRECTORY)
   file(STRINGS "${_base}/${_from}" _lines REGEX "^[ \t]*#[ \t]*include[ \t]*(\"|<topocoll/)")
   foreach(_line IN LISTS _lines)
@@ -98,6 +110,6 @@ endforeach()
 
 list(LENGTH _headers _count)
 if(_violations GREATER 0)
-  message(FATAL_ERROR "check_architecture: ${_violations} forbidden include(s) in ${_count} headers")
+  message(FATAL_ERROR "check_architecture: ${_violations} violation(s) in ${_count} headers")
 endif()
 message(STATUS "check_architecture: ${_arrows} includes in ${_count} headers follow the layering")

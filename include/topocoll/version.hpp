@@ -16,9 +16,10 @@
 #define TOPOCOLL_VERSION \
   (TOPOCOLL_VERSION_MAJOR * 10000 + TOPOCOLL_VERSION_MINOR * 100 + TOPOCOLL_VERSION_PATCH)
 
-// The name of the inline ABI namespace, reserved for later use: every header
-// is to open `namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {`, so that
-// objects built against two ABI-incompatible releases fail to link instead of
-// mixing silently, while users keep spelling topocoll::all_reduce. It is not
-// applied yet; change it (v0 -> v1) only with an ABI break.
+// The inline ABI namespace: every header opens
+// `namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {`, so that objects built
+// against two ABI-incompatible releases fail to link instead of mixing
+// silently, while users keep spelling topocoll::all_reduce (and specialize
+// topocoll::is_commutative in namespace topocoll, as before). Change it
+// (v0 -> v1) only with an ABI break.
 #define TOPOCOLL_ABI_NAMESPACE v0

@@ -27,9 +27,10 @@
 #include <cstddef>
 #include "../kernels/all_to_all_broadcast.hpp"
 #include "../kernels/strings.hpp"
+#include "../version.hpp"
 #include "arguments.hpp"
 
-namespace topocoll {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 template <Topology Topo, Transport C, class In, class Out>
 requires BufferPair<In, Out>
@@ -55,4 +56,4 @@ void all_gather(C& c, In&& input, Out&& output, const options& opt = {}) {
   }
 }
 
-}  // namespace topocoll
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

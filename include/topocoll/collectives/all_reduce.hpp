@@ -29,9 +29,10 @@
 // available for non-commutative operators too.
 
 #include "../kernels/all_reduce.hpp"
+#include "../version.hpp"
 #include "arguments.hpp"
 
-namespace topocoll {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
 requires ReductionBuffers<In, Out, Op>
@@ -51,4 +52,4 @@ void all_reduce(C& c, In&& input, Out&& output, Op op, const options& opt = {}) 
   kernel::all_reduce<Topo>(c, l, in, out, op, opt);
 }
 
-}  // namespace topocoll
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

@@ -27,9 +27,10 @@
 
 #include <cstddef>
 #include "../kernels/personalized.hpp"
+#include "../version.hpp"
 #include "arguments.hpp"
 
-namespace topocoll {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 template <Topology Topo, Transport C, class In, class Out>
 requires BufferPair<In, Out>
@@ -54,4 +55,4 @@ void all_to_all(C& c, In&& input, Out&& output, const options& opt = {}) {
                                          detail::tag::all_to_all);
 }
 
-}  // namespace topocoll
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

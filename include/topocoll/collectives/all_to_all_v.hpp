@@ -42,9 +42,10 @@
 #include <type_traits>
 
 #include "../kernels/personalized_v.hpp"
+#include "../version.hpp"
 #include "arguments.hpp"
 
-namespace topocoll {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
 // The checks both overloads share: send_counts has p entries adding up to
@@ -138,4 +139,4 @@ void all_to_all_v(C& c, In&& input, SendCounts&& send_counts_in, Out&& output,
                              kernel::counted<T>{out, recv_counts}, opt);
 }
 
-}  // namespace topocoll
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

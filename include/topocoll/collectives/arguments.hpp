@@ -33,8 +33,9 @@
 #include "../core/tags.hpp"
 #include "../kernels/pipeline.hpp"
 #include "../topology/topology.hpp"
+#include "../version.hpp"
 
-namespace topocoll::detail {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail {
 
 class call_args {
  public:
@@ -231,4 +232,4 @@ opened_call<buffer_value_t<Out>> open_call(std::string_view name, const C& c, In
   return {open_call<Topo>(name, c), in_span(input), out_span(output)};
 }
 
-}  // namespace topocoll::detail
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail

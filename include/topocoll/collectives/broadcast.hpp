@@ -25,9 +25,10 @@
 #include "../kernels/one_to_all.hpp"
 #include "../kernels/one_to_all_pieces.hpp"
 #include "../kernels/strings.hpp"
+#include "../version.hpp"
 #include "arguments.hpp"
 
-namespace topocoll {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 template <Topology Topo, Transport C, OutputBuffer Buf>
 void broadcast(C& c, Buf&& buffer, int root, const options& opt = {}) {
@@ -52,4 +53,4 @@ void broadcast(C& c, Buf&& buffer, int root, const options& opt = {}) {
     bcast(buf);
 }
 
-}  // namespace topocoll
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

@@ -23,8 +23,9 @@
 #include "../core/concepts.hpp"
 #include "../core/options.hpp"
 #include "../topology/topology.hpp"
+#include "../version.hpp"
 
-namespace topocoll::detail::diagnose {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::diagnose {
 
 template <class...>
 inline constexpr bool always_false = false;
@@ -64,7 +65,7 @@ template <class C, class In, class SendCounts, class Out, class RecvCounts>
 concept v_out_call =
     Transport<C> && BufferPair<In, Out> && count_buffer<SendCounts> && count_buffer<RecvCounts>;
 
-}  // namespace topocoll::detail::diagnose
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::diagnose
 
 // static_assert needs a string literal in C++20, so the collective's name is
 // pasted in by the preprocessor. #undef'd at the end of this file.
@@ -134,7 +135,7 @@ concept v_out_call =
     TOPOCOLL_CHECK_OP(name, Op, Out);                                                \
   }
 
-namespace topocoll {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 TOPOCOLL_DIAGNOSE_REDUCTION(reduce, "(c, in, out, op, root)", int, )
 TOPOCOLL_DIAGNOSE_REDUCTION(all_reduce, "(c, in, out, op)", )
@@ -181,7 +182,7 @@ requires(!detail::diagnose::v_out_call<C, In, SendCounts, Out, RecvCounts>) void
   TOPOCOLL_CHECK_COUNTS(all_to_all_v, recv_counts, RecvCounts);
 }
 
-}  // namespace topocoll
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE
 
 #undef TOPOCOLL_DIAGNOSE_REDUCTION
 #undef TOPOCOLL_DIAGNOSE_PAIR

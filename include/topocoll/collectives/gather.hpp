@@ -20,9 +20,10 @@
 
 #include "../kernels/one_to_all.hpp"
 #include "../kernels/strings.hpp"
+#include "../version.hpp"
 #include "arguments.hpp"
 
-namespace topocoll {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 template <Topology Topo, Transport C, class In, class Out>
 requires BufferPair<In, Out>
@@ -42,4 +43,4 @@ void gather(C& c, In&& input, Out&& output, int root, const options& opt = {}) {
   detail::one_to_all::gather<Topo>(c, l, in, out, root, opt);
 }
 
-}  // namespace topocoll
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

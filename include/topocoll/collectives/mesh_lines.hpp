@@ -10,8 +10,9 @@
 
 #include "../core/concepts.hpp"
 #include "../topology/topology.hpp"
+#include "../version.hpp"
 
-namespace topocoll {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 // Element j is the communicator of the ranks that differ from this one only
 // in coordinate j of Mesh<K>::coords (along the side Mesh<K>::sides(p)[j]),
@@ -34,4 +35,4 @@ std::array<C, K> mesh_lines(C& c) {
   (std::make_index_sequence<K>{});
 }
 
-}  // namespace topocoll
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

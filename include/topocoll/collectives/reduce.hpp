@@ -24,9 +24,10 @@
 
 #include "../kernels/one_to_all.hpp"
 #include "../kernels/one_to_all_pieces.hpp"
+#include "../version.hpp"
 #include "arguments.hpp"
 
-namespace topocoll {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
 requires ReductionBuffers<In, Out, Op>
@@ -46,4 +47,4 @@ void reduce(C& c, In&& input, Out&& output, Op op, int root, const options& opt 
   kernel::reduce<Topo>(c, l, detail::in_out{in, out}, op, root, opt);
 }
 
-}  // namespace topocoll
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

@@ -26,9 +26,10 @@
 // one the cost model prices lower.
 
 #include "../kernels/all_to_all_broadcast.hpp"
+#include "../version.hpp"
 #include "arguments.hpp"
 
-namespace topocoll {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
 requires ReductionBuffers<In, Out, Op>
@@ -49,4 +50,4 @@ void reduce_scatter(C& c, In&& input, Out&& output, Op op, const options& opt = 
   kernel::reduce_scatter<Topo>(c, l, in, out, op, chosen);
 }
 
-}  // namespace topocoll
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

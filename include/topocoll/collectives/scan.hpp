@@ -23,9 +23,10 @@
 #include <span>
 
 #include "../kernels/prefix.hpp"
+#include "../version.hpp"
 #include "arguments.hpp"
 
-namespace topocoll {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
 template <Topology Topo, prefix::scan_kind Kind, Transport C, class In, class Out, class Op>
@@ -53,4 +54,4 @@ void exclusive_scan(C& c, In&& input, Out&& output, Op op, const options& opt = 
   detail::checked_scan<Topo, detail::prefix::scan_kind::exclusive>(c, input, output, op, opt);
 }
 
-}  // namespace topocoll
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

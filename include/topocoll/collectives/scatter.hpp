@@ -19,9 +19,10 @@
 //     tree's are not, and the model prices it cheaper.
 
 #include "../kernels/one_to_all.hpp"
+#include "../version.hpp"
 #include "arguments.hpp"
 
-namespace topocoll {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 template <Topology Topo, Transport C, class In, class Out>
 requires BufferPair<In, Out>
@@ -37,4 +38,4 @@ void scatter(C& c, In&& input, Out&& output, int root, const options& opt = {}) 
   detail::one_to_all::scatter<Topo>(c, Topo::shape(call.p()), in, out, root, opt);
 }
 
-}  // namespace topocoll
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

@@ -19,10 +19,11 @@
 #include <span>
 #include <string>
 
+#include "../version.hpp"
 #include "collective_info.hpp"
 #include "errors.hpp"
 
-namespace topocoll {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 // Whether the check runs: by_build is on in builds without NDEBUG.
 enum class agreement { by_build, off, on };
@@ -122,4 +123,4 @@ void check_agreement(C& c, const collective_info& info) {
 
 }  // namespace detail
 
-}  // namespace topocoll
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

@@ -12,9 +12,10 @@
 #include <cstdint>
 #include <string_view>
 
+#include "../version.hpp"
 #include "options.hpp"
 
-namespace topocoll {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 struct collective_info {
   static constexpr int no_root = -1;
@@ -47,4 +48,4 @@ concept CollectiveAwareTransport = requires(C& c, const collective_info& info) {
   c.end_collective();
 };
 
-}  // namespace topocoll
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

@@ -10,7 +10,9 @@
 #include <span>
 #include <type_traits>
 
-namespace topocoll {
+#include "../version.hpp"
+
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
 // A probe element type: a transport must move any trivially copyable T, so it
@@ -89,4 +91,4 @@ struct in_out {
 };
 }  // namespace detail
 
-}  // namespace topocoll
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

@@ -12,9 +12,10 @@
 #include <type_traits>
 #include <utility>
 
+#include "../version.hpp"
 #include "inert.hpp"
 
-namespace topocoll::detail {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail {
 
 // acc[i] = acc[i] op x[i]   (acc covers lower ranks than x)
 template <class T, class Op>
@@ -81,4 +82,4 @@ std::span<const T> cspan(std::span<T> s) {
   return s;
 }
 
-}  // namespace topocoll::detail
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail

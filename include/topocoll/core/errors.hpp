@@ -9,7 +9,9 @@
 #include <string_view>
 #include <utility>
 
-namespace topocoll {
+#include "../version.hpp"
+
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 // A message arrived whose size or type differs from the receive buffer, or a
 // message was never received. Thrown instead of writing past a buffer.
@@ -65,4 +67,4 @@ template <class... Args>
 }
 
 }  // namespace detail
-}  // namespace topocoll
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

@@ -16,7 +16,9 @@
 #include <string>
 #include <type_traits>
 
-namespace topocoll::detail {
+#include "../version.hpp"
+
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail {
 
 template <class T>
 struct is_flat_string : std::false_type {};
@@ -108,4 +110,4 @@ bool flat_decode(const void* in, std::size_t size, std::span<S> s) {
   return left == 0;
 }
 
-}  // namespace topocoll::detail
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail

@@ -14,7 +14,9 @@
 #include <concepts>
 #include <cstddef>
 
-namespace topocoll::detail {
+#include "../version.hpp"
+
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail {
 
 template <class T>
 concept inert_element = requires(std::size_t n) {
@@ -22,4 +24,4 @@ concept inert_element = requires(std::size_t n) {
   { T::topocoll_reserve(n) } -> std::same_as<T*>;
 };
 
-}  // namespace topocoll::detail
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail

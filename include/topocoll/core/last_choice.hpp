@@ -25,9 +25,10 @@
 #include <cstring>
 #include <type_traits>
 
+#include "../version.hpp"
 #include "options.hpp"
 
-namespace topocoll::detail {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail {
 
 template <class Price>
 auto remembered(int p, std::size_t size, const cost_model& cost, const Price& price) {
@@ -47,4 +48,4 @@ auto remembered(int p, std::size_t size, const cost_model& cost, const Price& pr
   return last.value;
 }
 
-}  // namespace topocoll::detail
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail

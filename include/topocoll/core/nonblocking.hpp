@@ -38,9 +38,10 @@
 #include <utility>
 #include <vector>
 
+#include "../version.hpp"
 #include "concepts.hpp"
 
-namespace topocoll {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 template <class C, class T>
 concept NonblockingTransport = Transport<C> && std::movable<typename C::request> &&
@@ -168,4 +169,4 @@ class send_batch {
 };
 
 }  // namespace detail
-}  // namespace topocoll
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

@@ -6,7 +6,9 @@
 #include <functional>
 #include <type_traits>
 
-namespace topocoll {
+#include "../version.hpp"
+
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 namespace ops {
 
 struct min {
@@ -69,4 +71,4 @@ struct is_commutative<Op, T> : std::true_type {
 template <class Op, class T>
 inline constexpr bool is_commutative_v = is_commutative<std::remove_cvref_t<Op>, T>::value;
 
-}  // namespace topocoll
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

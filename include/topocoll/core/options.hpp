@@ -12,7 +12,9 @@
 #include <iterator>
 #include <string_view>
 
-namespace topocoll {
+#include "../version.hpp"
+
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 enum class algorithm {
   automatic,
@@ -222,4 +224,4 @@ struct options {
   cost_model cost{};
 };
 
-}  // namespace topocoll
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

@@ -5,8 +5,8 @@
 // result of all_to_all_v, a work buffer the pool grows) costs a page fault
 // per 4 KiB page on first touch. glibc serves blocks of 32 MiB and more by a
 // fresh mapping every time, so a call that returns such a vector pays every
-// fault every call, which on a VM can cost more than the data movement. Asking for transparent huge pages before the
-// first touch (madvise MADV_HUGEPAGE, honoured when
+// fault every call, which on a VM can cost more than the data movement. Asking for transparent huge
+// pages before the first touch (madvise MADV_HUGEPAGE, honoured when
 // /sys/kernel/mm/transparent_hugepage/enabled is "always" or "madvise") makes
 // it one fault per 2 MiB. Elsewhere it does nothing.
 
@@ -17,9 +17,11 @@
 
 #if defined(__linux__)
 #include <sys/mman.h>
+
+#include "../version.hpp"
 #endif
 
-namespace topocoll::detail {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail {
 
 inline constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
 
@@ -56,4 +58,4 @@ void resize_fresh(std::vector<T, A>& v, std::size_t n) {
   v.resize(n);
 }
 
-}  // namespace topocoll::detail
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail

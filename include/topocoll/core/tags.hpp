@@ -3,7 +3,9 @@
 // each other's messages, and a range far from the small tags users pick. The
 // MPI transport additionally runs on its own duplicated communicator.
 
-namespace topocoll::detail::tag {
+#include "../version.hpp"
+
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::tag {
 // Plain enumerators (not enum class): they are the ints the transports take.
 enum : int {
   base = 0x7c00,
@@ -19,8 +21,8 @@ enum : int {
   all_to_all,
   all_to_all_v,
   all_to_all_v_counts,
-  fold,     // non-power-of-two fold / unfold steps
-  forward,  // a result forwarded to a root at the end
+  fold,       // non-power-of-two fold / unfold steps
+  forward,    // a result forwarded to a root at the end
   calibrate,  // model::calibrate's probes
 };
-}  // namespace topocoll::detail::tag
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::tag

@@ -4,9 +4,10 @@
 
 #include <span>
 
+#include "../version.hpp"
 #include "concepts.hpp"
 
-namespace topocoll::detail {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail {
 
 inline constexpr int none = -1;
 
@@ -20,4 +21,4 @@ void transfer(C& c, int to, std::span<const T> out, int from, std::span<T> in, i
     c.recv(from, tag, in);
 }
 
-}  // namespace topocoll::detail
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail

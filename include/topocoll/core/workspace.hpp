@@ -30,10 +30,11 @@
 #include <type_traits>
 #include <vector>
 
+#include "../version.hpp"
 #include "inert.hpp"
 #include "pages.hpp"
 
-namespace topocoll {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 // A block of at most this many bytes is kept for the next collective.
 inline constexpr std::size_t workspace_retain_bytes = std::size_t{256} << 20;
@@ -158,4 +159,4 @@ inline void release_workspace() noexcept {
   detail::workspace_pool::local().trim();
 }
 
-}  // namespace topocoll
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

@@ -21,11 +21,12 @@
 #include "../core/workspace.hpp"
 #include "../topology/layout.hpp"
 #include "../topology/topology.hpp"
+#include "../version.hpp"
 #include "all_to_all_broadcast.hpp"
 #include "one_to_all.hpp"
 #include "prefix.hpp"
 
-namespace topocoll::detail::all_to_all_broadcast {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::all_to_all_broadcast {
 
 // ---- all_reduce ------------------------------------------------------------------
 
@@ -180,4 +181,4 @@ void all_reduce(C& c, const layout& l, std::span<const T> in, std::span<T> out, 
       [&](int to) { c.send(to, detail::tag::fold, cspan(out)); });
 }
 
-}  // namespace topocoll::detail::all_to_all_broadcast
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::all_to_all_broadcast

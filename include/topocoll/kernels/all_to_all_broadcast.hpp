@@ -69,9 +69,10 @@
 #include "../topology/layout.hpp"
 #include "../topology/step.hpp"
 #include "../topology/topology.hpp"
+#include "../version.hpp"
 #include "one_to_all.hpp"
 
-namespace topocoll::detail::all_to_all_broadcast {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::all_to_all_broadcast {
 
 template <Topology Topo>
 fold_map make_fold(const layout& l) {
@@ -696,4 +697,4 @@ void reduce_scatter(C& c, const layout& l, std::span<const T> in, std::span<T> o
       [&](int to) { c.send(to, detail::tag::fold, cspan(mine.first(m))); });
 }
 
-}  // namespace topocoll::detail::all_to_all_broadcast
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::all_to_all_broadcast

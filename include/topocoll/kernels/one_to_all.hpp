@@ -35,9 +35,10 @@
 #include "../topology/layout.hpp"
 #include "../topology/step.hpp"
 #include "../topology/topology.hpp"
+#include "../version.hpp"
 #include "pipeline.hpp"
 
-namespace topocoll::detail::one_to_all {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::one_to_all {
 
 // Calls f(link) for every edge virtual rank v takes part in, in the order v
 // must communicate: dimensions high to low for sweep::down (at most one edge to
@@ -453,4 +454,4 @@ void gather(C& c, const layout& l, std::span<const T> in, std::span<T> out, int 
   tree_gather<Topo>(c, l, in_out<T>{in, out}, root, detail::tag::gather);
 }
 
-}  // namespace topocoll::detail::one_to_all
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::one_to_all

@@ -29,11 +29,12 @@
 #include "../core/workspace.hpp"
 #include "../topology/layout.hpp"
 #include "../topology/topology.hpp"
+#include "../version.hpp"
 #include "all_reduce.hpp"
 #include "one_to_all.hpp"
 #include "pipeline.hpp"
 
-namespace topocoll::detail::one_to_all {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::one_to_all {
 
 namespace a2ab = all_to_all_broadcast;
 
@@ -187,4 +188,4 @@ void reduce_scatter_gather(C& c, const layout& l, in_out<T> io, const Op& op, in
   });
 }
 
-}  // namespace topocoll::detail::one_to_all
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::one_to_all

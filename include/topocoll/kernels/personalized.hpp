@@ -39,8 +39,9 @@
 #include "../topology/layout.hpp"
 #include "../topology/step.hpp"
 #include "../topology/topology.hpp"
+#include "../version.hpp"
 
-namespace topocoll::detail::personalized {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::personalized {
 
 inline std::size_t to_size(int i) {
   return static_cast<std::size_t>(i);
@@ -435,4 +436,4 @@ void all_to_all(C& c, const layout& l, std::span<const T> in, std::span<T> out, 
     pairwise(c, in, out, m, tag);
 }
 
-}  // namespace topocoll::detail::personalized
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::personalized

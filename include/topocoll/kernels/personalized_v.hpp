@@ -33,9 +33,10 @@
 #include "../core/tags.hpp"
 #include "../core/workspace.hpp"
 #include "../topology/topology.hpp"
+#include "../version.hpp"
 #include "personalized.hpp"
 
-namespace topocoll {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 // The result of all_to_all_v, in source-rank order.
 template <class T>
@@ -44,9 +45,9 @@ struct all_to_all_v_result {
   std::vector<std::size_t> counts;  // counts[i]: elements received from rank i
 };
 
-}  // namespace topocoll
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE
 
-namespace topocoll::detail::personalized {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::personalized {
 
 // d[i] = counts[0] + ... + counts[i - 1], for i = 0 .. counts.size().
 inline void displacements(std::span<const std::size_t> counts, std::span<std::size_t> d) {
@@ -434,4 +435,4 @@ void all_to_all_v(C& c, const layout& l, counted<const T> send, const counted<T>
     direct_v(c, src, dst, empty_blocks::sent, tag::all_to_all_v);
 }
 
-}  // namespace topocoll::detail::personalized
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::personalized

@@ -32,8 +32,9 @@
 #include "../topology/layout.hpp"
 #include "../topology/step.hpp"
 #include "../topology/topology.hpp"
+#include "../version.hpp"
 
-namespace topocoll::detail {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail {
 
 // Whether every dimension of Topo is linear, a chain that a pipeline can
 // stream along (Ring, Mesh<K>): what algorithm::pipelined needs. A binary
@@ -42,9 +43,9 @@ namespace topocoll::detail {
 template <class Topo>
 inline constexpr bool chain_dims = dim_step<Topo::kind>::chain;
 
-}  // namespace topocoll::detail
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail
 
-namespace topocoll::detail::one_to_all {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::one_to_all {
 
 // ---- the model ----------------------------------------------------------------
 
@@ -389,4 +390,4 @@ void pipelined_gather(C& c, const chains<Topo>& g, std::span<const T> in, std::s
   });
 }
 
-}  // namespace topocoll::detail::one_to_all
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::one_to_all

@@ -34,10 +34,11 @@
 #include "../topology/layout.hpp"
 #include "../topology/step.hpp"
 #include "../topology/topology.hpp"
+#include "../version.hpp"
 #include "all_to_all_broadcast.hpp"
 #include "pipeline.hpp"
 
-namespace topocoll::detail::prefix {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::prefix {
 
 // The work space prefix_fold takes: two receive buffers and the partials from
 // below and above, m elements each.
@@ -232,4 +233,4 @@ void scan(C& c, const layout& l, in_out<T> io, const Op& op, scan_kind kind,
   if (inclusive) copy_to(in, out);
 }
 
-}  // namespace topocoll::detail::prefix
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::prefix

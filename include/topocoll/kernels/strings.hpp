@@ -32,10 +32,11 @@
 #include "../core/flat_string.hpp"
 #include "../core/options.hpp"
 #include "../core/workspace.hpp"
+#include "../version.hpp"
 #include "all_to_all_broadcast.hpp"
 #include "one_to_all.hpp"
 
-namespace topocoll::detail::strings {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::strings {
 
 using u64 = std::uint64_t;
 
@@ -273,4 +274,4 @@ void all_gather(C& c, const layout& l, std::span<const S> in, std::span<S> out, 
   }
 }
 
-}  // namespace topocoll::detail::strings
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::strings

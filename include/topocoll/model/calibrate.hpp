@@ -27,8 +27,9 @@
 #include "../core/ops.hpp"
 #include "../core/options.hpp"
 #include "../core/tags.hpp"
+#include "../version.hpp"
 
-namespace topocoll::model {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model {
 
 struct calibration_settings {
   std::size_t max_bytes = 1u << 20;             // the largest ping-pong and shift
@@ -425,4 +426,4 @@ calibration calibrate(C& c, const calibration_settings& s = {}) {
   return cal;
 }
 
-}  // namespace topocoll::model
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model

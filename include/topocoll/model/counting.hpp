@@ -18,8 +18,9 @@
 #include <vector>
 
 #include "../core/concepts.hpp"
+#include "../version.hpp"
 
-namespace topocoll::model {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model {
 
 struct event {
   enum kind_t { send, recv } kind;
@@ -101,4 +102,4 @@ class Counting {
   int step_ = 0;
 };
 
-}  // namespace topocoll::model
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model

@@ -36,7 +36,9 @@
 #include <string_view>
 #include <vector>
 
-namespace topocoll::model {
+#include "../version.hpp"
+
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model {
 
 enum class ports { multi, single };
 
@@ -314,4 +316,4 @@ inline network network::parse(std::string_view spec, int p) {
                               "\" (ring, mesh, mesh:AxB..., hypercube, tree, complete)");
 }
 
-}  // namespace topocoll::model
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model

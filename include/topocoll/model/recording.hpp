@@ -26,9 +26,10 @@
 
 #include "../core/ops.hpp"
 #include "../core/tags.hpp"
+#include "../version.hpp"
 #include "network.hpp"
 
-namespace topocoll::model {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model {
 
 struct phantom;
 
@@ -228,7 +229,7 @@ class posting_recorder : public recorder {
 };
 
 }  // namespace detail
-}  // namespace topocoll::model
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model
 
 template <>
 struct topocoll::is_commutative<topocoll::model::phantom_op, topocoll::model::phantom>

@@ -39,11 +39,12 @@
 #include <vector>
 
 #include "../collectives.hpp"
+#include "../version.hpp"
 #include "network.hpp"
 #include "recording.hpp"
 #include "timeline.hpp"
 
-namespace topocoll::model {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model {
 
 enum class collective {
   broadcast,
@@ -232,4 +233,4 @@ std::vector<algorithm> automatic_takes(collective k, int p, std::size_t m, const
   return same;
 }
 
-}  // namespace topocoll::model
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model

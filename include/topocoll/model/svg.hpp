@@ -8,9 +8,10 @@
 #include <sstream>
 #include <string>
 
+#include "../version.hpp"
 #include "trace.hpp"
 
-namespace topocoll::model {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model {
 
 struct svg_style {
   int column = 96;  // px per round
@@ -78,4 +79,4 @@ inline std::string to_svg(const schedule& s, const std::string& title, svg_style
   return o.str();
 }
 
-}  // namespace topocoll::model
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model

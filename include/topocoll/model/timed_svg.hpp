@@ -8,10 +8,11 @@
 #include <sstream>
 #include <string>
 
+#include "../version.hpp"
 #include "simulate.hpp"
 #include "svg.hpp"
 
-namespace topocoll::model {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model {
 
 inline std::string to_svg(const traced_result& t, const std::string& title, int width = 900) {
   int p = 1;
@@ -55,4 +56,4 @@ inline std::string to_svg(const traced_result& t, const std::string& title, int 
   return o.str();
 }
 
-}  // namespace topocoll::model
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model

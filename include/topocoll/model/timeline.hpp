@@ -38,10 +38,11 @@
 #include <utility>
 #include <vector>
 
+#include "../version.hpp"
 #include "network.hpp"
 #include "recording.hpp"
 
-namespace topocoll::model {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model {
 
 // The machine's costs: per message (t_s), per element (t_w), per hop (t_h).
 struct cost_params {
@@ -389,4 +390,4 @@ class timeline {
 };
 
 }  // namespace detail
-}  // namespace topocoll::model
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model

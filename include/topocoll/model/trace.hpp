@@ -13,9 +13,10 @@
 #include <tuple>
 #include <vector>
 
+#include "../version.hpp"
 #include "counting.hpp"
 
-namespace topocoll::model {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model {
 
 struct message {
   int src, dest, tag;
@@ -126,4 +127,4 @@ inline schedule make_schedule(const std::vector<std::vector<event>>& logs) {
   return detail::scheduler(logs).run();
 }
 
-}  // namespace topocoll::model
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model

@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <string>
 
-namespace topocoll {
+#include "../version.hpp"
+
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 // How the ranks along one dimension are connected; chosen per topology at
 // compile time, so the kernels pick their per-dimension step statically.
@@ -97,4 +99,4 @@ constexpr std::array<int, K> dims_create(int p) {
 }
 }  // namespace detail
 
-}  // namespace topocoll
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

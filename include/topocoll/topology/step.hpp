@@ -24,9 +24,10 @@
 
 #include <array>
 
+#include "../version.hpp"
 #include "layout.hpp"
 
-namespace topocoll::detail {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail {
 
 // down: root to leaves (broadcast, scatter); up: leaves to root (reduce, gather).
 enum class sweep { down, up };
@@ -265,4 +266,4 @@ struct dim_step<dim_kind::knomial> : mixed_radix {
   }
 };
 
-}  // namespace topocoll::detail
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail

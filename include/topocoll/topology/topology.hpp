@@ -15,9 +15,10 @@
 #include <utility>
 
 #include "../core/errors.hpp"
+#include "../version.hpp"
 #include "layout.hpp"
 
-namespace topocoll {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
 // The pairing that folds p ranks into the 2^floor(log2 p) of a hypercube
@@ -267,4 +268,4 @@ constexpr bool tree_only(const layout& l) {
 
 }  // namespace detail
 
-}  // namespace topocoll
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

@@ -19,10 +19,11 @@
 #include "../../core/concepts.hpp"
 #include "../../core/errors.hpp"
 #include "../../core/nonblocking.hpp"
+#include "../../version.hpp"
 #include "mailbox.hpp"
 #include "world.hpp"
 
-namespace topocoll::loopback {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::loopback {
 
 // One rank's handle on a loopback world; models topocoll::Transport.
 class Comm {
@@ -306,4 +307,4 @@ static_assert(topocoll::NonblockingTransport<Comm, double>);
 static_assert(topocoll::NonblockingTransport<Comm, std::string>);
 static_assert(topocoll::AgreementTransport<Comm>);
 
-}  // namespace topocoll::loopback
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::loopback

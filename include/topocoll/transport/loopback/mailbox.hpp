@@ -15,8 +15,9 @@
 #include <vector>
 
 #include "../../core/agreement.hpp"
+#include "../../version.hpp"
 
-namespace topocoll::loopback {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::loopback {
 
 struct options {
   // Trivially copyable messages up to this many bytes are buffered; larger
@@ -100,4 +101,4 @@ struct rank_state {
 
 }  // namespace detail
 
-}  // namespace topocoll::loopback
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::loopback

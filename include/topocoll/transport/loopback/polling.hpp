@@ -9,9 +9,10 @@
 #include <chrono>
 #include <thread>
 
+#include "../../version.hpp"
 #include "mailbox.hpp"
 
-namespace topocoll::loopback::detail {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::loopback::detail {
 
 // A rank about to wait first polls an atomic (its inbox's arrival count, or
 // the envelope's state) for up to options::poll, yielding its core at each
@@ -85,4 +86,4 @@ class poller {
   std::atomic<bool> halted_{false};  // aborted or deadlocked
 };
 
-}  // namespace topocoll::loopback::detail
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::loopback::detail

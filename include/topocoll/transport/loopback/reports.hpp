@@ -8,9 +8,10 @@
 #include <vector>
 
 #include "../../core/errors.hpp"
+#include "../../version.hpp"
 #include "mailbox.hpp"
 
-namespace topocoll::loopback::detail {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::loopback::detail {
 
 using topocoll::detail::concat;
 
@@ -61,4 +62,4 @@ class reports {
   const std::vector<group_ptr>& groups_;
 };
 
-}  // namespace topocoll::loopback::detail
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::loopback::detail

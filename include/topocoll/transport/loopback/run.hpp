@@ -8,10 +8,11 @@
 #include <vector>
 
 #include "../../core/errors.hpp"
+#include "../../version.hpp"
 #include "comm.hpp"
 #include "world.hpp"
 
-namespace topocoll::loopback {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::loopback {
 
 // Runs f(comm) on p ranks, each a thread (rank 0 on the calling thread), and
 // joins them all. Rethrows the first exception; throws message_error if a
@@ -45,4 +46,4 @@ void run(int p, F&& f, options opt = {}) {
   w.check_drained();
 }
 
-}  // namespace topocoll::loopback
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::loopback

@@ -16,11 +16,12 @@
 #include <vector>
 
 #include "../../core/errors.hpp"
+#include "../../version.hpp"
 #include "mailbox.hpp"
 #include "polling.hpp"
 #include "reports.hpp"
 
-namespace topocoll::loopback::detail {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::loopback::detail {
 
 class world {
  public:
@@ -281,4 +282,4 @@ class world {
   std::vector<group_ptr> groups_;        // the communicator of context 2(i + 1) is groups_[i]
 };
 
-}  // namespace topocoll::loopback::detail
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::loopback::detail

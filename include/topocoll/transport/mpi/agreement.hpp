@@ -10,9 +10,10 @@
 #include <tuple>
 
 #include "../../core/agreement.hpp"
+#include "../../version.hpp"
 #include "waits.hpp"
 
-namespace topocoll::mpi::detail {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::mpi::detail {
 
 class agreement_check : public waits {
  public:
@@ -56,4 +57,4 @@ class agreement_check : public waits {
   bool check_ = false;  // the agreement check is on
 };
 
-}  // namespace topocoll::mpi::detail
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::mpi::detail

@@ -23,12 +23,13 @@
 #include "../../core/concepts.hpp"
 #include "../../core/errors.hpp"
 #include "../../core/nonblocking.hpp"
+#include "../../version.hpp"
 #include "options.hpp"
 #include "requests.hpp"
 #include "small_messages.hpp"
 #include "wire.hpp"
 
-namespace topocoll::mpi {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::mpi {
 
 // One process's handle on a communicator; models topocoll::Transport.
 class Comm : private detail::small_messages {
@@ -245,4 +246,4 @@ static_assert(NonblockingTransport<Comm, double>);
 static_assert(NonblockingTransport<Comm, std::string>);
 static_assert(AgreementTransport<Comm>);
 
-}  // namespace topocoll::mpi
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::mpi

@@ -12,10 +12,11 @@
 #include <string>
 
 #include "../../core/errors.hpp"
+#include "../../version.hpp"
 #include "errors.hpp"
 #include "options.hpp"
 
-namespace topocoll::mpi::detail {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::mpi::detail {
 
 // The base of mpi::Comm (comm.hpp). Copies share the duplicate: it is freed
 // with the last copy, or left to MPI_Finalize.
@@ -71,4 +72,4 @@ class endpoint {
   }
 };
 
-}  // namespace topocoll::mpi::detail
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::mpi::detail

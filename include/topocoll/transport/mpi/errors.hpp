@@ -10,8 +10,9 @@
 #include <string>
 
 #include "../../core/errors.hpp"
+#include "../../version.hpp"
 
-namespace topocoll::mpi {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::mpi {
 
 // An MPI call failed. what() names the call, the rank, the peer, the tag and
 // MPI's own error string; code() is the MPI error code.
@@ -37,4 +38,4 @@ inline std::string error_string(int code) {
 
 }  // namespace detail
 
-}  // namespace topocoll::mpi
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::mpi

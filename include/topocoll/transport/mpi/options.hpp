@@ -14,8 +14,9 @@
 
 #include "../../core/agreement.hpp"
 #include "../../core/errors.hpp"
+#include "../../version.hpp"
 
-namespace topocoll::mpi {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::mpi {
 
 struct options {
   // The largest byte count handed to MPI as one int. A larger message is sent
@@ -94,4 +95,4 @@ inline void validate(const options& opt) {
 
 }  // namespace detail
 
-}  // namespace topocoll::mpi
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::mpi

@@ -14,10 +14,11 @@
 #include <string>
 
 #include "../../core/errors.hpp"
+#include "../../version.hpp"
 #include "agreement.hpp"
 #include "wire.hpp"
 
-namespace topocoll::mpi::detail {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::mpi::detail {
 
 class probes : public agreement_check {
  protected:
@@ -93,4 +94,4 @@ class probes : public agreement_check {
   }
 };
 
-}  // namespace topocoll::mpi::detail
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::mpi::detail

@@ -13,9 +13,10 @@
 #include <vector>
 
 #include "../../core/workspace.hpp"  // workspace_retain_bytes
+#include "../../version.hpp"
 #include "wire.hpp"
 
-namespace topocoll::mpi {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::mpi {
 
 class Comm;
 
@@ -98,4 +99,4 @@ class spare_buffers {
 
 }  // namespace detail
 
-}  // namespace topocoll::mpi
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::mpi

@@ -16,10 +16,11 @@
 #include <span>
 #include <type_traits>
 
+#include "../../version.hpp"
 #include "probing.hpp"
 #include "wire.hpp"
 
-namespace topocoll::mpi::detail {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::mpi::detail {
 
 class small_messages : public probes {
  protected:
@@ -152,4 +153,4 @@ class small_messages : public probes {
   packed_buffer rbuf_;
 };
 
-}  // namespace topocoll::mpi::detail
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::mpi::detail

@@ -20,9 +20,10 @@
 
 #include "../../core/collective_info.hpp"
 #include "../../core/errors.hpp"
+#include "../../version.hpp"
 #include "endpoint.hpp"
 
-namespace topocoll::mpi::detail {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::mpi::detail {
 
 class waits : public endpoint {
  public:
@@ -145,4 +146,4 @@ class waits : public endpoint {
   std::shared_ptr<std::string> broken_ = std::make_shared<std::string>();
 };
 
-}  // namespace topocoll::mpi::detail
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::mpi::detail

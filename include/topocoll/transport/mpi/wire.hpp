@@ -25,9 +25,10 @@
 
 #include "../../core/errors.hpp"
 #include "../../core/flat_string.hpp"
+#include "../../version.hpp"
 #include "errors.hpp"
 
-namespace topocoll::mpi::detail {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::mpi::detail {
 
 // A committed datatype covering n contiguous bytes, freed on scope exit (MPI
 // lets pending operations that use it complete normally).
@@ -164,4 +165,4 @@ void unpack(const boost::mpi::communicator& lib, packed_buffer& rbuf, std::span<
   }
 }
 
-}  // namespace topocoll::mpi::detail
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::mpi::detail
