@@ -1,14 +1,31 @@
 """Plots a topocoll-model sweep: predicted time per algorithm against p or m.
 
 usage: plot_sweep.py SWEEP.csv OUT.png p|m
+
+The PNG is written with a 64-colour palette, which keeps it small.
 """
 import csv
+import io
 import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+
+def save_small(fig, out, dpi):
+    """Writes fig as a palette PNG; falls back to a plain PNG without PIL."""
+    try:
+        from PIL import Image
+    except ImportError:
+        fig.savefig(out, dpi=dpi)
+        return
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=dpi, format="png")
+    buf.seek(0)
+    img = Image.open(buf).convert("RGB")
+    img.quantize(colors=64, method=Image.Quantize.MEDIANCUT).save(out, optimize=True)
 
 
 def main(src, out, axis):
@@ -32,7 +49,7 @@ def main(src, out, axis):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    save_small(fig, out, dpi=100)
 
 
 if __name__ == "__main__":
