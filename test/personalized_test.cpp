@@ -637,7 +637,9 @@ namespace {
 // Rank u sends rank w `sent` elements where w expects `expected`; every other
 // pair exchanges 4 elements as agreed. (u, w) = (0, p - 1): u's block is the
 // last one w receives; (0, 1): the first, so that w still has blocks to
-// receive after the error.
+// receive after the error; (p - 1, p - 1): a rank's own block, which no
+// message carries, so only a local check can catch it (the last block of out,
+// so that one element too many lands in the guard).
 struct mismatch {
   const char* what;
   std::size_t sent, expected;
@@ -656,6 +658,7 @@ struct mismatch_case {
 std::vector<std::pair<int, int>> mismatch_pairs(int p) {
   std::vector<std::pair<int, int>> uw{{0, p - 1}};
   if (p > 2) uw.emplace_back(0, 1);
+  if (p > 1) uw.emplace_back(p - 1, p - 1);
   return uw;
 }
 mismatch_case make_mismatch(const mismatch& mm, int p, int v, int u, int w) {
