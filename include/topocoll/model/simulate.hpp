@@ -116,7 +116,8 @@ namespace detail {
 template <Topology Topo, Transport C>
 void run_rank(C& c, collective k, std::size_t m, const options& opt, address_arena& a) {
   auto buf = [&](std::size_t n) {
-    return std::span<phantom>(reinterpret_cast<phantom*>(a.take(n * sizeof(phantom))), n);
+    auto* first = reinterpret_cast<phantom*>(a.take_distinct(n * sizeof(phantom)));
+    return std::span<phantom>(first, n);
   };
   run_collective<Topo>(c, k, m, buf, phantom_op{}, opt);
 }
