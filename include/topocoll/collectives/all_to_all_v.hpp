@@ -87,6 +87,7 @@ all_to_all_v(C& c, In&& input, Counts&& send_counts_in, const options& opt = {})
   const std::span<const std::size_t> send_counts = detail::in_span(send_counts_in);
   const auto call = detail::open_call<Topo>("all_to_all_v", c);
   const detail::collective_scope scope(c, detail::counts_vary(call.info(in, opt.algo)));
+  call.cost(opt.cost);
   detail::check_v_args(call, in, send_counts, opt.algo);
   all_to_all_v_result<T> r;
   if (call.p() == 1) {
@@ -135,6 +136,7 @@ void all_to_all_v(C& c, In&& input, SendCounts&& send_counts_in, Out&& output,
                 "constructible and copy assignable");
   const auto [call, in, out] = detail::open_call<Topo>("all_to_all_v", c, input, output);
   const detail::collective_scope scope(c, detail::counts_vary(call.info(in, opt.algo)));
+  call.cost(opt.cost);
   const std::span<const std::size_t> send_counts = detail::in_span(send_counts_in);
   const std::span<const std::size_t> recv_counts = detail::in_span(recv_counts_in);
   detail::check_v_args(call, in, send_counts, opt.algo);

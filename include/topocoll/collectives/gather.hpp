@@ -29,6 +29,7 @@ requires BufferPair<In, Out>
 void gather(C& c, In&& input, Out&& output, int root, const options& opt = {}) {
   const auto [call, in, out] = detail::open_call<Topo>("gather", c, input, output);
   const detail::collective_scope scope(c, call.info(in, opt.algo, root));
+  call.cost(opt.cost);
   const std::size_t m = in.size();
   call.root_buffer(root, "out", "p * in.size()", out.size(),
                    static_cast<std::size_t>(call.p()) * m);

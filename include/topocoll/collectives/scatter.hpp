@@ -28,6 +28,7 @@ requires BufferPair<In, Out>
 void scatter(C& c, In&& input, Out&& output, int root, const options& opt = {}) {
   const auto [call, in, out] = detail::open_call<Topo>("scatter", c, input, output);
   const detail::collective_scope scope(c, call.info(out, opt.algo, root));
+  call.cost(opt.cost);
   const std::size_t m = out.size();
   call.root_buffer(root, "in", "p * out.size()", in.size(), static_cast<std::size_t>(call.p()) * m);
   detail::check_one_to_all_algorithm<Topo>(call, opt.algo);
