@@ -34,7 +34,10 @@ void gather(C& c, In&& input, Out&& output, int root, const options& opt = {}) {
   call.root_buffer(root, "out", "p * in.size()", out.size(),
                    static_cast<std::size_t>(call.p()) * m);
   detail::check_one_to_all_algorithm<Topo>(call, opt.algo);
-  call.in_place(in, out, static_cast<std::size_t>(root) * m);
+  // Only the root uses out (MPI ignores it elsewhere): on another rank it may
+  // be anything, overlapping the other buffer included (every rank passing one
+  // whole buffer and its own block of it, the SPMD pattern).
+  if (call.rank() == root) call.in_place(in, out, static_cast<std::size_t>(root) * m);
   if (call.nothing_to_do(in, out)) return;
   const layout l = Topo::shape(call.p());
   if constexpr (detail::is_flat_string_v<buffer_value_t<Out>>)
