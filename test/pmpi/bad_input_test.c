@@ -6,6 +6,7 @@
  *          into a buffer of exactly that size: rank 1 reports it and the job
  *          aborts (MPI_ERRORS_ARE_FATAL) instead of hanging or writing past
  *          the buffer (AddressSanitizer watches it in the asan build).
+ *   in_place  MPI_Reduce with MPI_IN_PLACE off the root: MPI_ERR_BUFFER.
  * ctest checks the messages. */
 #include <stdbool.h>
 
@@ -39,10 +40,32 @@ static void count_mismatch(void) {
   free(buf);
 }
 
+/* MPI_Reduce with MPI_IN_PLACE on ranks other than the root, which is
+ * erroneous: each of them gets MPI_ERR_BUFFER (as from native MPI) and a
+ * message, instead of a fault reading the sentinel as a buffer. The root does
+ * not call: nothing would ever reach it. */
+static void in_place_off_the_root(void) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  if (rank != 0) {
+    int o = 0;
+    const int rc = MPI_Reduce(MPI_IN_PLACE, &o, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_BUFFER, "MPI_Reduce(MPI_IN_PLACE) off the root returned class %d, want "
+          "MPI_ERR_BUFFER", cls);
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  PMPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   if (argc > 1 && strcmp(argv[1], "count") == 0)
     count_mismatch();
+  else if (argc > 1 && strcmp(argv[1], "in_place") == 0)
+    in_place_off_the_root();
   else
     bad_operation();
   return check_finish("bad_input_test");
