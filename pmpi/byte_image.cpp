@@ -5,13 +5,56 @@
 
 namespace topocoll::pmpi {
 
+namespace {
+
+// Whether packing one item of dt gives its bytes unchanged. No gap and
+// extent == size still allow a typemap out of memory order (indexed with
+// displacements {1, 0}), whose packed bytes, the type signature's order, are
+// what travels under native MPI. Each byte of a probe item is labelled by its
+// offset, one base-256 digit per pass, so a byte that packs to another place
+// shows in some pass. Types too large to probe cheaply are packed anyway
+// (always right, only slower).
+bool packs_in_place(MPI_Datatype dt, std::size_t size) {
+  constexpr std::size_t probe_limit = std::size_t{1} << 20;
+  if (size > probe_limit) return false;
+  std::vector<unsigned char> item(size), packed(size);
+  for (std::size_t digit = 1; digit == 1 || digit < size; digit *= 256) {
+    for (std::size_t i = 0; i < size; ++i) item[i] = static_cast<unsigned char>(i / digit);
+    int pos = 0;
+    PMPI_Pack(item.data(), 1, dt, packed.data(), static_cast<int>(size), &pos, MPI_COMM_SELF);
+    if (static_cast<std::size_t>(pos) != size || packed != item) return false;
+  }
+  return true;
+}
+
+// A predefined type, or a duplicate or contiguous run of one in memory order:
+// its bytes are in order without a probe.
+bool in_memory_order(MPI_Datatype dt, std::size_t size) {
+  int ints = 0, addresses = 0, types = 0, combiner = 0;
+  PMPI_Type_get_envelope(dt, &ints, &addresses, &types, &combiner);
+  if (combiner == MPI_COMBINER_NAMED) return true;
+  if ((combiner != MPI_COMBINER_DUP && combiner != MPI_COMBINER_CONTIGUOUS) || types != 1)
+    return packs_in_place(dt, size);
+  std::vector<int> iv(static_cast<std::size_t>(ints));
+  std::vector<MPI_Aint> av(static_cast<std::size_t>(addresses));
+  MPI_Datatype old = MPI_DATATYPE_NULL;
+  PMPI_Type_get_contents(dt, ints, addresses, 1, iv.data(), av.data(), &old);
+  const bool ordered = contiguous(old);
+  PMPI_Type_get_envelope(old, &ints, &addresses, &types, &combiner);
+  if (combiner != MPI_COMBINER_NAMED) PMPI_Type_free(&old);
+  return ordered;
+}
+
+}  // namespace
+
 bool contiguous(MPI_Datatype dt) {
   MPI_Aint lb = 0, extent = 0, tlb = 0, textent = 0;
   int size = 0;
   PMPI_Type_get_extent(dt, &lb, &extent);
   PMPI_Type_get_true_extent(dt, &tlb, &textent);
   PMPI_Type_size(dt, &size);
-  return lb == 0 && tlb == 0 && extent == size && textent == size;
+  return lb == 0 && tlb == 0 && extent == size && textent == size &&
+         in_memory_order(dt, static_cast<std::size_t>(size));
 }
 
 std::size_t type_size(MPI_Datatype dt) {

@@ -13,6 +13,12 @@ int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op 
   auto serve = [&] {
     const place at = place_of(comm);
     if (root < 0 || root >= at.size) return reason::null_or_invalid;
+    // Erroneous (MPI_IN_PLACE is the root's alone), and the sentinel is no
+    // buffer: read as one it faults. Native MPI returns MPI_ERR_BUFFER.
+    if (sbuf == MPI_IN_PLACE && at.rank != root)
+      throw usage_error{MPI_ERR_BUFFER, "MPI_IN_PLACE as the send buffer on rank " +
+                                            std::to_string(at.rank) + ", not the root " +
+                                            std::to_string(root)};
     const reduction_plan plan = plan_call(count, dt, op);
     if (!plan.run) return plan.why;
     const reduction& r = *plan.run;

@@ -105,18 +105,28 @@ algorithm parse_algorithm(std::string_view entry, function f, topology t, std::s
                  ": " + combinations(f));
 }
 
-void select_one(std::string_view entry) {
+// s without the blanks around it ("bcast = Ring : tree" reads as written
+// without them, as a shell user spacing it out means).
+std::string_view trimmed(std::string_view s) {
+  const auto first = s.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return {};
+  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
+}
+
+// One entry, function=Topology[:algorithm]; returns the function it sets.
+function select_one(std::string_view entry) {
   const auto eq = entry.find('=');
   if (eq == std::string_view::npos) bad(entry, "expected function=Topology[:algorithm]");
-  const function f = parse_function(entry, entry.substr(0, eq));
+  const function f = parse_function(entry, trimmed(entry.substr(0, eq)));
   std::string_view rest = entry.substr(eq + 1);
   const auto colon = rest.find(':');
-  const std::string_view topo = rest.substr(0, colon);
+  const std::string_view topo = trimmed(rest.substr(0, colon));
   choice c;
   c.topo = topo == "automatic" ? topology::automatic : parse_topology(entry, topo);
   if (colon != std::string_view::npos)
-    c.algo = parse_algorithm(entry, f, c.topo, rest.substr(colon + 1));
+    c.algo = parse_algorithm(entry, f, c.topo, trimmed(rest.substr(colon + 1)));
   choices[static_cast<std::size_t>(f)] = c;
+  return f;
 }
 
 // The model's collective for f, in function's order; none for MPI_Alltoallv
@@ -187,9 +197,15 @@ void select(std::string_view spec) {
   std::vector<std::string> entries;
   const std::string s(spec);
   boost::algorithm::split(entries, s, [](char ch) { return ch == ','; });
+  // A function named twice is most likely a typo in one of the two entries:
+  // taking the last silently would hide it.
+  std::array<std::string, function_count> set_by{};
   for (std::string& e : entries) {
     boost::algorithm::trim(e);
-    if (!e.empty()) select_one(e);
+    if (e.empty()) continue;
+    std::string& first = set_by[static_cast<std::size_t>(select_one(e))];
+    if (!first.empty()) bad(e, "sets the same function as the earlier entry '" + first + "'");
+    first = e;
   }
 }
 

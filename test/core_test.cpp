@@ -4,10 +4,15 @@
 #define BOOST_TEST_MODULE core
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
+#include <functional>
+#include <initializer_list>
+#include <limits>
 #include <span>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -184,4 +189,63 @@ BOOST_AUTO_TEST_CASE(send_batch_isends_where_it_can_and_sends_in_the_same_order_
     }
     BOOST_TEST(log == want, boost::test_tools::per_element());
   }
+}
+
+namespace {
+// What loopback::run(3, f) throws as std::invalid_argument ("" when nothing).
+template <class F>
+std::string invalid_argument_of(F f) {
+  try {
+    loopback::run(3, f);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+bool mentions(const std::string& what, std::initializer_list<const char*> parts) {
+  for (const char* s : parts)
+    if (what.find(s) == std::string::npos) return false;
+  return true;
+}
+}  // namespace
+
+// A NaN or negative figure reached the pipeline's segment count as an
+// undefined conversion; now every collective rejects it, naming the field.
+BOOST_AUTO_TEST_CASE(a_bad_cost_model_throws_naming_the_field) {
+  cost_model nan_ts;
+  nan_ts.ts_us = std::numeric_limits<double>::quiet_NaN();
+  std::string what = invalid_argument_of([&](loopback::Comm& c) {
+    std::vector<double> buf(100000, 1.0);
+    broadcast<Ring>(c, std::span<double>(buf), 0, options{algorithm::automatic, nan_ts});
+  });
+  BOOST_TEST(mentions(what, {"topocoll::broadcast", "rank", "ts_us", "nan"}), what);
+  cost_model negative_tw;
+  negative_tw.tw_us_per_byte = -1.0;
+  what = invalid_argument_of([&](loopback::Comm& c) {
+    std::vector<double> in(8, 1.0), out(8);
+    all_reduce<Ring>(c, std::span<const double>(in), std::span<double>(out), std::plus<>{},
+                     options{algorithm::automatic, negative_tw});
+  });
+  BOOST_TEST(mentions(what, {"topocoll::all_reduce", "rank", "tw_us_per_byte", "-1"}), what);
+  cost_model inf_busy;
+  inf_busy.busy_ts = std::numeric_limits<double>::infinity();
+  what = invalid_argument_of([&](loopback::Comm& c) {
+    std::vector<int> in(3, 1);
+    std::vector<std::size_t> counts(3, 1);
+    all_to_all_v<Ring>(c, std::span<const int>(in), std::span<const std::size_t>(counts),
+                       options{algorithm::automatic, inf_busy});
+  });
+  BOOST_TEST(mentions(what, {"topocoll::all_to_all_v", "rank", "busy_ts", "inf"}), what);
+}
+
+// t_s = 0 made every element its own pipeline segment (800 KB in 100000
+// messages); the segments keep the default model's floor instead.
+BOOST_AUTO_TEST_CASE(a_zero_start_up_keeps_pipeline_segments_at_a_floor) {
+  cost_model free_start;
+  free_start.ts_us = 0.0;
+  const std::size_t floor = detail::one_to_all::min_segment_bytes(cost_model{});
+  BOOST_TEST(detail::one_to_all::min_segment_bytes(free_start) == floor);
+  const std::size_t m = 100000;
+  BOOST_TEST(detail::one_to_all::ring_segments<double>(m, 8, free_start) <=
+             std::max<std::size_t>(1, m * sizeof(double) / floor));
 }

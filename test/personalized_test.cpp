@@ -650,7 +650,9 @@ namespace {
 // Rank u sends rank w `sent` elements where w expects `expected`; every other
 // pair exchanges 4 elements as agreed. (u, w) = (0, p - 1): u's block is the
 // last one w receives; (0, 1): the first, so that w still has blocks to
-// receive after the error.
+// receive after the error; (p - 1, p - 1): a rank's own block, which no
+// message carries, so only a local check can catch it (the last block of out,
+// so that one element too many lands in the guard).
 struct mismatch {
   const char* what;
   std::size_t sent, expected;
@@ -669,6 +671,7 @@ struct mismatch_case {
 std::vector<std::pair<int, int>> mismatch_pairs(int p) {
   std::vector<std::pair<int, int>> uw{{0, p - 1}};
   if (p > 2) uw.emplace_back(0, 1);
+  if (p > 1) uw.emplace_back(p - 1, p - 1);
   return uw;
 }
 mismatch_case make_mismatch(const mismatch& mm, int p, int v, int u, int w) {
@@ -811,6 +814,25 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(bad_arguments_throw_before_communicating, Cfg, tc_
           [&] { all_to_all_v<Topo>(cc, first, ok, out_wrong, ok); },
           {"all_to_all_v", rank, "out holds", std::to_string(P + 1), std::to_string(P)},
           "out size against sum of recv_counts");
+      if (p > 1) {
+        // counts whose sum wraps around to in.size() (here 0, an empty in)
+        std::vector<std::size_t> wrap(P, 0);
+        wrap[0] = SIZE_MAX;
+        wrap[1] = 1;
+        const std::vector<int> none;
+        const std::string huge = std::to_string(SIZE_MAX);
+        check.throws<std::invalid_argument>(
+            [&] { all_to_all_v<Topo>(cc, none, wrap); },
+            {"all_to_all_v", rank, "send_counts", huge}, "send_counts sum wraps around");
+        std::vector<int> no_out;
+        check.throws<std::invalid_argument>(
+            [&] { all_to_all_v<Topo>(cc, none, wrap, no_out, std::vector<std::size_t>(P, 0)); },
+            {"all_to_all_v", rank, "send_counts", huge},
+            "send_counts sum wraps around (receive counts given)");
+        check.throws<std::invalid_argument>(
+            [&] { all_to_all_v<Topo>(cc, none, std::vector<std::size_t>(P, 0), no_out, wrap); },
+            {"all_to_all_v", rank, "recv_counts", huge}, "recv_counts sum wraps around");
+      }
       check.throws<std::invalid_argument>(
           [&] { all_to_all_v<Topo>(cc, in, ok, out_p, ok); },
           {"all_to_all_v", rank, std::to_string(P * 3), std::to_string(P)},

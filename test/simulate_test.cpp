@@ -457,3 +457,26 @@ BOOST_AUTO_TEST_CASE(a_deadlocked_schedule_throws) {
                                  std::string::npos;
                         });
 }
+
+// The arena handed out addresses from its start again once its end was
+// reached, the call's own buffers included: an out past the end landed on
+// in. Those buffers now never share an address, and what does not fit is an
+// invalid_argument (a sweep skips it) saying so, whatever the arena's size.
+BOOST_AUTO_TEST_CASE(buffers_past_the_address_space_are_rejected_never_wrapped) {
+  const sim::cost_params cost{100.0, 1.0};
+  auto rejected = [&](sim::collective k, int p, std::size_t m) {
+    try {
+      sim::simulate<tc::Hypercube<>>(k, p, m, sim::network::complete(p), cost);
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      BOOST_TEST_MESSAGE(what);
+      return what.find("too large to simulate") != std::string::npos;
+    }
+    return false;
+  };
+  // p m = 2^39 elements, under the 2^40 limit: out alone is 2^42 bytes
+  BOOST_TEST(rejected(sim::collective::all_gather, 8, std::size_t{1} << 36));
+  // in fills 2^42 bytes exactly: out wrapped onto in's start, which is
+  // reduce_scatter's in-place arrangement, a different call
+  BOOST_TEST(rejected(sim::collective::reduce_scatter, 4, std::size_t{1} << 37));
+}

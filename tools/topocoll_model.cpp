@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -45,6 +46,31 @@ std::vector<std::string> split(const std::string& s) {
   std::stringstream in(s);
   for (std::string x; std::getline(in, x, ',');)
     if (!x.empty()) v.push_back(x);
+  return v;
+}
+
+// A command line that asks for nothing the tool can do: the message names the
+// flag, and the exit code is 2.
+struct usage_error : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+constexpr long long max_p = 1LL << 28;  // the simulator's and the networks' limit
+constexpr long long max_m = 1LL << 40;  // p * m, the simulator's limit
+
+template <class V>
+std::string shown(V v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+template <class V>
+V in_range(const po::variables_map& vm, const char* flag, V lo, V hi) {
+  const V v = vm[flag].as<V>();
+  if (!(v >= lo && v <= hi))  // NaN too
+    throw usage_error("--" + std::string(flag) + " " + shown(v) + " is outside [" + shown(lo) +
+                      ", " + shown(hi) + "]");
   return v;
 }
 
@@ -127,11 +153,15 @@ void predict(const request& q, topocoll::algorithm a, const po::variables_map& v
 // p or m from `from` to `to`, doubling; every algorithm in algos.
 void sweep(request q, const std::vector<topocoll::algorithm>& algos, const po::variables_map& vm) {
   const std::string what = vm["sweep"].as<std::string>();
-  if (what != "p" && what != "m") throw std::invalid_argument("--sweep takes p or m");
+  if (what != "p" && what != "m") throw usage_error("--sweep takes p or m, got \"" + what + "\"");
+  // from >= 1, or doubling never passes `to`; to within the swept quantity's
+  // limit, so that doubling cannot overflow either
+  const long long from = in_range(vm, "from", 1LL, what == "p" ? max_p : max_m);
+  const long long to = in_range(vm, "to", from, what == "p" ? max_p : max_m);
   const std::string csv = vm.count("csv") ? vm["csv"].as<std::string>() : "sweep.csv";
   std::ofstream out(csv);
   out << "collective,topology,network,algorithm,p,m,time,messages,max_congestion\n";
-  for (long long x = vm["from"].as<long long>(); x <= vm["to"].as<long long>(); x *= 2) {
+  for (long long x = from; x <= to; x *= 2) {
     if (what == "p")
       q.p = static_cast<int>(x);
     else
@@ -159,9 +189,7 @@ void sweep(request q, const std::vector<topocoll::algorithm>& algos, const po::v
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) try {
+po::options_description describe_options() {
   po::options_description d("topocoll-model: a collective's predicted time on a network");
   d.add_options()("help,h", "this text")(
       "collective,c", po::value<std::string>()->default_value("all_gather"),
@@ -171,8 +199,9 @@ int main(int argc, char** argv) try {
       "the algorithm's topology: ring, mesh2, mesh3, hypercube, tree2, tree4, tree8")(
       "network,n", po::value<std::string>()->default_value("matching"),
       "matching (the topology's own), ring, mesh, mesh:AxB..., hypercube, tree, complete")(
-      "p", po::value<int>()->default_value(8), "ranks")(
-      "m", po::value<std::size_t>()->default_value(16), "elements per rank (per block)")(
+      "p", po::value<long long>()->default_value(8), "ranks, 1 to 2^28")(
+      "m", po::value<long long>()->default_value(16),
+      "elements per rank (per block), 0 to 2^40 / p")(
       "ts", po::value<double>()->default_value(100.0), "t_s, per message")(
       "tw", po::value<double>()->default_value(1.0), "t_w, per element")(
       "th", po::value<double>()->default_value(0.0), "t_h, per hop")(
@@ -186,36 +215,72 @@ int main(int argc, char** argv) try {
       "(records every algorithm's: a simulation each)")("svg", po::value<std::string>(),
                                                         "write the step diagram to this SVG file")(
       "sweep", po::value<std::string>(), "p or m: predict over a doubling range")(
-      "from", po::value<long long>()->default_value(2), "first value of the sweep")(
-      "to", po::value<long long>()->default_value(1024), "last value of the sweep")(
+      "from", po::value<long long>()->default_value(2), "first value of the sweep, >= 1")(
+      "to", po::value<long long>()->default_value(1024), "last value of the sweep, >= --from")(
       "csv", po::value<std::string>(), "the sweep's CSV file (default sweep.csv)")(
       "png", po::value<std::string>(), "plot the sweep to this PNG (matplotlib)");
+  return d;
+}
+
+// The command line, parsed: every argument is a --flag (a stray word is
+// more likely a mistyped flag than something to ignore).
+po::variables_map parse(int argc, char** argv, const po::options_description& d) {
+  po::options_description all;
+  all.add(d).add_options()("stray", po::value<std::vector<std::string>>());
+  po::positional_options_description stray;
+  stray.add("stray", -1);
   po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, d), vm);
+  po::store(po::command_line_parser(argc, argv).options(all).positional(stray).run(), vm);
   po::notify(vm);
+  if (vm.count("stray"))
+    throw usage_error("unexpected argument \"" + vm["stray"].as<std::vector<std::string>>()[0] +
+                      "\" (every option is a --flag)");
+  return vm;
+}
+
+// The request the flags describe, each in its range: a value outside names
+// its flag (a negative --m read as a size_t would wrap to 2^64 - 1).
+request read_request(const po::variables_map& vm) {
+  const std::string ports = vm["ports"].as<std::string>();
+  if (ports != "multi" && ports != "single") throw usage_error("--ports takes multi or single");
+  const auto p = in_range(vm, "p", 1LL, max_p);
+  const auto m = in_range(vm, "m", 0LL, max_m / p);
+  const double huge = std::numeric_limits<double>::max();
+  return {sim::parse_collective(vm["collective"].as<std::string>()),
+          vm["topology"].as<std::string>(),
+          vm["network"].as<std::string>(),
+          static_cast<int>(p),
+          static_cast<std::size_t>(m),
+          {in_range(vm, "ts", 0.0, huge), in_range(vm, "tw", 0.0, huge),
+           in_range(vm, "th", 0.0, huge)},
+          ports == "single" ? sim::ports::single : sim::ports::multi};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  const po::options_description d = describe_options();
+  const po::variables_map vm = parse(argc, argv, d);
   if (vm.count("help")) {
     std::cout << d << "\n";
     return 0;
   }
-  const std::string ports = vm["ports"].as<std::string>();
-  if (ports != "multi" && ports != "single")
-    throw std::invalid_argument("--ports takes multi or single");
-  const request q{sim::parse_collective(vm["collective"].as<std::string>()),
-                  vm["topology"].as<std::string>(),
-                  vm["network"].as<std::string>(),
-                  vm["p"].as<int>(),
-                  vm["m"].as<std::size_t>(),
-                  {vm["ts"].as<double>(), vm["tw"].as<double>(), vm["th"].as<double>()},
-                  ports == "single" ? sim::ports::single : sim::ports::multi};
+  const request q = read_request(vm);
   std::vector<topocoll::algorithm> algos;
   for (const std::string& a : split(vm["algo"].as<std::string>()))
     algos.push_back(parse_algorithm(a));
-  if (algos.empty()) throw std::invalid_argument("--algo names no algorithm");
+  if (algos.empty()) throw usage_error("--algo names no algorithm");
   if (vm.count("sweep"))
     sweep(q, algos, vm);
   else
     predict(q, algos.front(), vm);
   return 0;
+} catch (const std::invalid_argument& e) {  // usage_error, or input the simulator rejects
+  std::cerr << "topocoll-model: " << e.what() << "\n";
+  return 2;
+} catch (const po::error& e) {  // an unknown flag, a value that is no number
+  std::cerr << "topocoll-model: " << e.what() << "\n";
+  return 2;
 } catch (const std::exception& e) {
   std::cerr << "topocoll-model: " << e.what() << "\n";
   return 1;

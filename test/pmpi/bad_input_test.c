@@ -6,6 +6,9 @@
  *          into a buffer of exactly that size: rank 1 reports it and the job
  *          aborts (MPI_ERRORS_ARE_FATAL) instead of hanging or writing past
  *          the buffer (AddressSanitizer watches it in the asan build).
+ *   in_place  MPI_Reduce with MPI_IN_PLACE off the root: MPI_ERR_BUFFER.
+ *   alltoallv  MPI_Alltoallv expecting less from itself than it sends itself:
+ *          MPI_ERR_TRUNCATE.
  * ctest checks the messages. */
 #include <stdbool.h>
 
@@ -39,10 +42,64 @@ static void count_mismatch(void) {
   free(buf);
 }
 
+/* MPI_Reduce with MPI_IN_PLACE on ranks other than the root, which is
+ * erroneous: each of them gets MPI_ERR_BUFFER (as from native MPI) and a
+ * message, instead of a fault reading the sentinel as a buffer. The root does
+ * not call: nothing would ever reach it. */
+static void in_place_off_the_root(void) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  if (rank != 0) {
+    int o = 0;
+    const int rc = MPI_Reduce(MPI_IN_PLACE, &o, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_BUFFER, "MPI_Reduce(MPI_IN_PLACE) off the root returned class %d, want "
+          "MPI_ERR_BUFFER", cls);
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  PMPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* MPI_Alltoallv where every rank expects one element fewer from itself than
+ * it sends itself: MPI_ERR_TRUNCATE (as from native MPI) on every rank, and
+ * nothing written past the receive buffer (AddressSanitizer in the asan
+ * build); the other blocks still arrive. */
+static void alltoallv_own_block(void) {
+  int rank, p;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int* sc = malloc(sizeof(int) * (size_t)p);
+  int* rc = malloc(sizeof(int) * (size_t)p);
+  int* sd = malloc(sizeof(int) * (size_t)p);
+  int* rd = malloc(sizeof(int) * (size_t)p);
+  for (int j = 0; j < p; ++j) {
+    sc[j] = j == rank ? 3 : 2;
+    rc[j] = 2;
+    sd[j] = j == 0 ? 0 : sd[j - 1] + sc[j - 1];
+    rd[j] = 2 * j;
+  }
+  int* in = calloc((size_t)(2 * p + 1), sizeof(int));
+  int* out = calloc((size_t)(2 * p), sizeof(int));
+  const int code = MPI_Alltoallv(in, sc, sd, MPI_INT, out, rc, rd, MPI_INT, MPI_COMM_WORLD);
+  int cls = -1;
+  MPI_Error_class(code, &cls);
+  CHECK(cls == MPI_ERR_TRUNCATE, "MPI_Alltoallv with recvcounts[me] < sendcounts[me] returned "
+        "class %d, want MPI_ERR_TRUNCATE", cls);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  free(sc), free(rc), free(sd), free(rd), free(in), free(out);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   if (argc > 1 && strcmp(argv[1], "count") == 0)
     count_mismatch();
+  else if (argc > 1 && strcmp(argv[1], "in_place") == 0)
+    in_place_off_the_root();
+  else if (argc > 1 && strcmp(argv[1], "alltoallv") == 0)
+    alltoallv_own_block();
   else
     bad_operation();
   return check_finish("bad_input_test");

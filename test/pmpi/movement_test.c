@@ -149,6 +149,12 @@ static void everything(MPI_Comm comm, const char* name) {
   MPI_Type_commit(&two_ints);
   MPI_Type_contiguous(2, MPI_DOUBLE_INT, &pair_block);
   MPI_Type_commit(&pair_block);
+  /* ints at offsets 4 and 0: no gap, lower bound 0, extent = size, yet not
+   * in memory order, so its bytes are not its type signature's order */
+  MPI_Datatype swapped;
+  const int ones[] = {1, 1}, backwards[] = {1, 0};
+  MPI_Type_indexed(2, ones, backwards, MPI_INT, &swapped);
+  MPI_Type_commit(&swapped);
   const struct tcase cases[] = {
       {"MPI_INT", MPI_INT, MPI_DATATYPE_NULL, 1},
       {"MPI_DOUBLE", MPI_DOUBLE, MPI_DATATYPE_NULL, 1},
@@ -158,6 +164,8 @@ static void everything(MPI_Comm comm, const char* name) {
       {"vector(2,1,3,MPI_INT) resized", strided, MPI_DATATYPE_NULL, 1},
       {"2 x MPI_INT / contiguous(2, MPI_INT) on odd ranks", MPI_INT, two_ints, 2},
       {"strided / 2 x MPI_INT on odd ranks", strided, two_ints, 1},
+      {"indexed {1,0} / contiguous(2, MPI_INT) on odd ranks", swapped, two_ints, 1},
+      {"2 x MPI_INT / indexed {1,0} on odd ranks", MPI_INT, swapped, 2},
   };
   const int counts[] = {0, 2, 10, 5000};
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k)
@@ -166,6 +174,7 @@ static void everything(MPI_Comm comm, const char* name) {
   MPI_Type_free(&strided);
   MPI_Type_free(&two_ints);
   MPI_Type_free(&pair_block);
+  MPI_Type_free(&swapped);
 }
 
 int main(int argc, char** argv) {

@@ -38,6 +38,7 @@ void all_gather(C& c, In&& input, Out&& output, const options& opt = {}) {
   namespace kernel = detail::all_to_all_broadcast;
   const auto [call, in, out] = detail::open_call<Topo>("all_gather", c, input, output);
   const detail::collective_scope scope(c, call.info(in, opt.algo));
+  call.cost(opt.cost);
   const std::size_t m = in.size(), mine = static_cast<std::size_t>(call.rank()) * m;
   call.size("out (p * in.size())", out.size(), static_cast<std::size_t>(call.p()) * m);
   call.algorithm(opt.algo, {algorithm::tree, algorithm::fold});

@@ -40,6 +40,7 @@ void all_reduce(C& c, In&& input, Out&& output, Op op, const options& opt = {}) 
   namespace kernel = detail::all_to_all_broadcast;
   const auto [call, in, out] = detail::open_call<Topo>("all_reduce", c, input, output);
   const detail::collective_scope scope(c, call.info(in, opt.algo));
+  call.cost(opt.cost);
   call.size("out (in.size())", out.size(), in.size());
   call.algorithm(opt.algo, {algorithm::recursive_doubling, algorithm::reduce_scatter_all_gather,
                             algorithm::reduce_broadcast, algorithm::tree});

@@ -40,6 +40,7 @@ void all_to_all(C& c, In&& input, Out&& output, const options& opt = {}) {
                 "constructible and copy assignable");
   const auto [call, in, out] = detail::open_call<Topo>("all_to_all", c, input, output);
   const detail::collective_scope scope(c, call.info(in, opt.algo));
+  call.cost(opt.cost);
   const auto P = static_cast<std::size_t>(call.p());
   if (in.size() % P != 0)
     call.reject("in holds ", in.size(), " elements, not a multiple of p = ", P,

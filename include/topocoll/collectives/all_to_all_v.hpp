@@ -37,8 +37,9 @@
 // See doc/all_to_all.md.
 
 #include <cstddef>
-#include <numeric>
+#include <cstdint>
 #include <span>
+#include <string_view>
 #include <type_traits>
 
 #include "../kernels/personalized_v.hpp"
@@ -48,13 +49,28 @@
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
+// The sum of `counts` (named `what`), rejected where it would wrap around: a
+// wrapped sum can equal the buffer's size ({SIZE_MAX, 1} adds up to 0, an
+// empty buffer's) and let a block far past the buffer through.
+inline std::size_t count_total(const call_args& call, std::string_view what,
+                               std::span<const std::size_t> counts) {
+  std::size_t total = 0;
+  for (std::size_t j = 0; j < counts.size(); ++j) {
+    if (counts[j] > SIZE_MAX - total)
+      call.reject(what, " add up to more than SIZE_MAX: ", what, "[", j, "] = ", counts[j],
+                  " after ", total, " in ", what, "[0..", j, ")");
+    total += counts[j];
+  }
+  return total;
+}
+
 // The checks both overloads share: send_counts has p entries adding up to
 // in.size(), and the algorithm applies.
 template <class T>
 void check_v_args(const call_args& call, std::span<const T> in,
                   std::span<const std::size_t> send_counts, algorithm algo) {
   call.size("send_counts (one per rank)", send_counts.size(), static_cast<std::size_t>(call.p()));
-  const std::size_t total = std::accumulate(send_counts.begin(), send_counts.end(), std::size_t{0});
+  const std::size_t total = count_total(call, "send_counts", send_counts);
   if (total != in.size())
     call.reject("in holds ", in.size(), " elements, but send_counts add up to ", total);
   call.algorithm(algo, {algorithm::pairwise, algorithm::two_stage});
@@ -72,6 +88,7 @@ all_to_all_v(C& c, In&& input, Counts&& send_counts_in, const options& opt = {})
   const std::span<const std::size_t> send_counts = detail::in_span(send_counts_in);
   const auto call = detail::open_call<Topo>("all_to_all_v", c);
   const detail::collective_scope scope(c, detail::counts_vary(call.info(in, opt.algo)));
+  call.cost(opt.cost);
   detail::check_v_args(call, in, send_counts, opt.algo);
   all_to_all_v_result<T> r;
   if (call.p() == 1) {
@@ -120,12 +137,12 @@ void all_to_all_v(C& c, In&& input, SendCounts&& send_counts_in, Out&& output,
                 "constructible and copy assignable");
   const auto [call, in, out] = detail::open_call<Topo>("all_to_all_v", c, input, output);
   const detail::collective_scope scope(c, detail::counts_vary(call.info(in, opt.algo)));
+  call.cost(opt.cost);
   const std::span<const std::size_t> send_counts = detail::in_span(send_counts_in);
   const std::span<const std::size_t> recv_counts = detail::in_span(recv_counts_in);
   detail::check_v_args(call, in, send_counts, opt.algo);
   call.size("recv_counts (one per rank)", recv_counts.size(), static_cast<std::size_t>(call.p()));
-  const std::size_t rtotal =
-      std::accumulate(recv_counts.begin(), recv_counts.end(), std::size_t{0});
+  const std::size_t rtotal = detail::count_total(call, "recv_counts", recv_counts);
   if (rtotal != out.size())
     call.reject("out holds ", out.size(), " elements, but recv_counts add up to ", rtotal);
   call.in_place(in, out, 0);

@@ -16,6 +16,7 @@
 // at block `rank` of out); any other overlap throws.
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <functional>
 #include <initializer_list>
@@ -23,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "../core/agreement.hpp"
 #include "../core/collective_info.hpp"
@@ -81,6 +83,31 @@ class call_args {
     if (rank_ != root && got != 0 && got != want)
       reject(what, " holds ", got, " elements, expected ", want, " (", want_is,
              ") or 0 on a rank other than the root");
+  }
+
+  // Every figure of the cost model finite and >= 0: the automatic choices and
+  // the pipelines' segment counts are computed from them, and a NaN or a
+  // negative time would turn into an undefined conversion or a nonsense choice.
+  void cost(const cost_model& m) const {
+    const std::pair<const char*, double> figures[] = {
+        {"ts_us", m.ts_us},
+        {"tw_us_per_byte", m.tw_us_per_byte},
+        {"busy_ts", m.busy_ts},
+        {"busy_tw", m.busy_tw},
+        {"tc_us_per_byte", m.tc_us_per_byte},
+        {"duplex_ts", m.duplex_ts},
+        {"duplex_tw", m.duplex_tw},
+        {"duplex_ts_short", m.duplex_ts_short},
+        {"busy_tc", m.busy_tc},
+        {"tc_large_us_per_byte", m.tc_large_us_per_byte},
+        {"busy_tc_large", m.busy_tc_large},
+        {"tw_large_us_per_byte", m.tw_large_us_per_byte},
+        {"busy_tw_large", m.busy_tw_large},
+        {"duplex_tw_large", m.duplex_tw_large},
+        {"posted_us", m.posted_us}};
+    for (const auto& [field, v] : figures)
+      if (!std::isfinite(v) || v < 0)
+        reject("options::cost.", field, " = ", v, ", expected a finite figure >= 0");
   }
 
   // `a` is automatic (tested inline: the common case costs one comparison)

@@ -35,6 +35,7 @@ void broadcast(C& c, Buf&& buffer, int root, const options& opt = {}) {
   const std::span<buffer_value_t<Buf>> buf = detail::out_span(buffer);
   const auto call = detail::open_call<Topo>("broadcast", c);
   const detail::collective_scope scope(c, call.info(buf, opt.algo, root));
+  call.cost(opt.cost);
   call.root(root);
   detail::check_one_to_all_algorithm<Topo>(call, opt.algo, algorithm::scatter_all_gather);
   if (call.p() == 1 || buf.empty()) return;

@@ -30,11 +30,15 @@ requires BufferPair<In, Out>
 void gather(C& c, In&& input, Out&& output, int root, const options& opt = {}) {
   const auto [call, in, out] = detail::open_call<Topo>("gather", c, input, output);
   const detail::collective_scope scope(c, call.info(in, opt.algo, root));
+  call.cost(opt.cost);
   const std::size_t m = in.size();
   call.root_buffer(root, "out", "p * in.size()", out.size(),
                    static_cast<std::size_t>(call.p()) * m);
   detail::check_one_to_all_algorithm<Topo>(call, opt.algo);
-  call.in_place(in, out, static_cast<std::size_t>(root) * m);
+  // Only the root uses out (MPI ignores it elsewhere): on another rank it may
+  // be anything, overlapping the other buffer included (every rank passing one
+  // whole buffer and its own block of it, the SPMD pattern).
+  if (call.rank() == root) call.in_place(in, out, static_cast<std::size_t>(root) * m);
   if (call.nothing_to_do(in, out)) return;
   const layout l = Topo::shape(call.p());
   if constexpr (detail::is_flat_string_v<buffer_value_t<Out>>)

@@ -34,6 +34,7 @@ requires ReductionBuffers<In, Out, Op>
 void reduce(C& c, In&& input, Out&& output, Op op, int root, const options& opt = {}) {
   const auto [call, in, out] = detail::open_call<Topo>("reduce", c, input, output);
   const detail::collective_scope scope(c, call.info(in, opt.algo, root));
+  call.cost(opt.cost);
   call.root_buffer(root, "out", "in.size()", out.size(), in.size());
   detail::check_one_to_all_algorithm<Topo>(call, opt.algo, algorithm::reduce_scatter_gather);
   call.in_place(in, out, 0);

@@ -36,6 +36,7 @@ requires ReductionBuffers<In, Out, Op>
 void reduce_scatter(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
   const auto [call, in, out] = detail::open_call<Topo>("reduce_scatter", c, input, output);
   const detail::collective_scope scope(c, call.info(out, opt.algo));
+  call.cost(opt.cost);
   call.size("in (p * out.size())", in.size(), static_cast<std::size_t>(call.p()) * out.size());
   call.algorithm(opt.algo, {algorithm::tree, algorithm::fold});
   const layout l = Topo::shape(call.p());

@@ -34,6 +34,7 @@ void checked_scan(C& c, In&& input, Out&& output, const Op& op, const options& o
   const auto [call, in, out] = open_call<Topo>(
       Kind == prefix::scan_kind::inclusive ? "scan" : "exclusive_scan", c, input, output);
   const collective_scope scope(c, call.info(in, opt.algo));
+  call.cost(opt.cost);
   call.size("out (in.size())", out.size(), in.size());
   call.algorithm(opt.algo, {algorithm::recursive_doubling});
   call.in_place(in, out, 0);

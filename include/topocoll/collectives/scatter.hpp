@@ -29,10 +29,14 @@ requires BufferPair<In, Out>
 void scatter(C& c, In&& input, Out&& output, int root, const options& opt = {}) {
   const auto [call, in, out] = detail::open_call<Topo>("scatter", c, input, output);
   const detail::collective_scope scope(c, call.info(out, opt.algo, root));
+  call.cost(opt.cost);
   const std::size_t m = out.size();
   call.root_buffer(root, "in", "p * out.size()", in.size(), static_cast<std::size_t>(call.p()) * m);
   detail::check_one_to_all_algorithm<Topo>(call, opt.algo);
-  call.in_place(in, out, static_cast<std::size_t>(root) * m);
+  // Only the root uses in (MPI ignores it elsewhere): on another rank it may
+  // be anything, overlapping the other buffer included (every rank passing one
+  // whole buffer and its own block of it, the SPMD pattern).
+  if (call.rank() == root) call.in_place(in, out, static_cast<std::size_t>(root) * m);
   if (m == 0) return;
   if (call.p() == 1) return detail::copy_to(in, out);
   detail::one_to_all::scatter<Topo>(c, Topo::shape(call.p()), in, out, root, opt);

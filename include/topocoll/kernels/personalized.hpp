@@ -290,10 +290,11 @@ exchange_blocks(Send, Recv, Local) -> exchange_blocks<Send, Recv, Local>;
 
 // Non-blocking transport: every send is posted at once (schedule order), then
 // local(), then the blocks are received in schedule order (the first to be
-// sent to this rank first), then the sends are completed. A receive that
-// throws message_error does not end the exchange: the remaining receives still
-// run and every send completes before the first such error is rethrown, so no
-// peer is left waiting for this rank and no message is left unreceived.
+// sent to this rank first), then the sends are completed. A receive (or
+// local()) that throws message_error does not end the exchange: the remaining
+// receives still run and every send completes before the first such error is
+// rethrown, so no peer is left waiting for this rank and no message is left
+// unreceived.
 template <class T, Transport C, class Blocks>
 void direct_exchange_posted(C& c, const Blocks& b, empty_blocks e, int tag) {
   const int p = c.size();
@@ -305,8 +306,12 @@ void direct_exchange_posted(C& c, const Blocks& b, empty_blocks e, int tag) {
     const std::span<const T> s = b.send(to);
     if (!skip || !s.empty()) sb.send(to, tag, s);
   }
-  b.local();
   std::exception_ptr err;
+  try {
+    b.local();
+  } catch (const message_error&) {  // an own block of the wrong size: the rest still runs
+    err = std::current_exception();
+  }
   for (int j = 1; j < p; ++j) {
     const int from = pair_from(v, j, p);
     const std::span<T> r = b.recv(from);

@@ -81,6 +81,15 @@ struct displacement_pair {
   std::span<std::size_t> send, recv;
 };
 
+// The own block travels in no message, so no receive checks its size: a
+// rank whose recv_counts[me] differs from its send_counts[me] would write
+// past the block, or leave part of it unwritten.
+inline void check_own_block(int rank, int p, std::size_t sent, std::size_t expected) {
+  if (sent != expected)
+    throw message_error(concat("topocoll::all_to_all_v on rank ", rank, " of ", p, ": sends ", sent,
+                               " elements to itself, recv_counts[", rank, "] = ", expected));
+}
+
 // Direct exchange: the pairwise schedule block by block (direct_exchange in
 // personalized.hpp), straight from src's blocks into dst's. The own block is
 // copied from a const source and moved from a work buffer.
@@ -91,6 +100,8 @@ void direct_v(C& c, const displaced<S>& src, const displaced<T>& dst, empty_bloc
                      exchange_blocks{[&](int to) { return src.block(to_size(to)); },
                                      [&](int from) { return dst.block(to_size(from)); },
                                      [&] {
+                                       check_own_block(c.rank(), c.size(), src.block(self).size(),
+                                                       dst.block(self).size());
                                        if constexpr (std::is_const_v<S>)
                                          copy_to(src.block(self), dst.block(self));
                                        else

@@ -52,8 +52,11 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::one_to_all {
 // A pipeline segment carries at least 50 start-ups' worth of bytes (50 t_s /
 // t_w: 250 KB under the default model): on a busy node a message per segment
 // costs far more than the model's t_s (benchmark/README.md has the figures).
+// A model without a start-up (t_s = 0) prices a message per element as free,
+// which no transport is: the default t_s stands in, so the floor stays sane.
 inline std::size_t min_segment_bytes(const cost_model& cost) {
-  const double b = 50.0 * cost.ts_us / std::max(cost.tw_us_per_byte, 1e-12);
+  const double ts = cost.ts_us > 0 ? cost.ts_us : cost_model{}.ts_us;
+  const double b = 50.0 * ts / std::max(cost.tw_us_per_byte, 1e-12);
   return b < 1.0 ? 1 : b > 1e15 ? std::size_t{1} << 50 : static_cast<std::size_t>(b);
 }
 

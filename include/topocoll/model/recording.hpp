@@ -59,15 +59,19 @@ class address_arena {
 
   std::size_t capacity() const { return size_; }
   void reset() { used_ = 0; }
+  // A work buffer: may reuse addresses from the start once the end is reached.
   std::byte* take(std::size_t bytes) {
-    bytes = (bytes + 63) / 64 * 64;
-    if (bytes > size_)
-      throw std::length_error("topocoll::model::simulate: a buffer of " + std::to_string(bytes) +
-                              " bytes exceeds the simulator's address space");
+    bytes = rounded(bytes);
     if (size_ - used_ < bytes) used_ = 0;
-    std::byte* p = base_ + used_;
-    used_ += bytes;
-    return p;
+    return bump(bytes);
+  }
+  // One of the call's own buffers (in, out): never a reused address, or two
+  // of them could overlap and the collective would reject them, or take them
+  // for an in-place call and simulate a different call than the one asked.
+  std::byte* take_distinct(std::size_t bytes) {
+    bytes = rounded(bytes);
+    if (size_ - used_ < bytes) too_large(bytes, " with the call's other buffers");
+    return bump(bytes);
   }
 
   // The arena the simulation on this thread uses (set by simulate()).
@@ -77,6 +81,24 @@ class address_arena {
   }
 
  private:
+  // invalid_argument, like every other input the simulator rejects, so that
+  // a sweep skips the point instead of aborting.
+  [[noreturn]] void too_large(std::size_t bytes, const char* with) const {
+    throw std::invalid_argument("topocoll::model::simulate: too large to simulate: a buffer of " +
+                                std::to_string(bytes) + " bytes" + with +
+                                " exceeds the simulator's address space of " +
+                                std::to_string(size_) + " bytes");
+  }
+  std::size_t rounded(std::size_t bytes) const {
+    if (bytes > size_) too_large(bytes, "");
+    return (bytes + 63) / 64 * 64;
+  }
+  std::byte* bump(std::size_t bytes) {
+    std::byte* p = base_ + used_;
+    used_ += bytes;
+    return p;
+  }
+
   std::byte* base_ = nullptr;
   std::size_t size_ = 0, used_ = 0;
 };

@@ -33,6 +33,7 @@
 #include <cmath>
 #include <cstddef>
 #include <span>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -117,9 +118,17 @@ namespace detail {
 template <Topology Topo, Transport C>
 void run_rank(C& c, collective k, std::size_t m, const options& opt, address_arena& a) {
   auto buf = [&](std::size_t n) {
-    return std::span<phantom>(reinterpret_cast<phantom*>(a.take(n * sizeof(phantom))), n);
+    auto* first = reinterpret_cast<phantom*>(a.take_distinct(n * sizeof(phantom)));
+    return std::span<phantom>(first, n);
   };
   run_collective<Topo>(c, k, m, buf, phantom_op{}, opt);
+}
+
+// A figure as written (-1, 1e+308), not std::to_string's fixed "-1.000000".
+inline std::string shown(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
 }
 
 [[noreturn]] inline void bad_input(const std::string& what) {
@@ -143,7 +152,15 @@ inline void check_inputs(int p, std::size_t m, const network& net, const cost_pa
       {"t_s", cost.t_s}, {"t_w", cost.t_w}, {"t_h", cost.t_h}};
   for (auto [name, v] : costs)
     if (!(v >= 0) || !std::isfinite(v))
-      bad_input(std::string(name) + " = " + std::to_string(v) + ", needs a finite cost >= 0");
+      bad_input(std::string(name) + " = " + shown(v) + ", needs a finite cost >= 0");
+}
+
+// A time past the largest double (costs near it) is no prediction.
+inline result finite_time(const result& r, const cost_params& cost) {
+  if (!std::isfinite(r.time))
+    bad_input("the predicted time overflows a double (t_s = " + shown(cost.t_s) + ", t_w = " +
+              shown(cost.t_w) + ", t_h = " + shown(cost.t_h) + ")");
+  return r;
 }
 
 // Sets the arena phantom::topocoll_reserve draws from, for one scope.
@@ -188,7 +205,7 @@ result simulate(collective k, int p, std::size_t m, const network& net, const co
                 const options& opt = {}) {
   detail::check_inputs(p, m, net, cost);
   const detail::schedule_log log = detail::record<Topo>(k, p, m, net.port_model(), opt);
-  return detail::timeline(log, net, cost, nullptr).run();
+  return detail::finite_time(detail::timeline(log, net, cost, nullptr).run(), cost);
 }
 
 // ... with every message's timing as well (for drawing; memory grows with the
@@ -203,7 +220,7 @@ traced_result simulate_trace(collective k, int p, std::size_t m, const network& 
   detail::check_inputs(p, m, net, cost);
   const detail::schedule_log log = detail::record<Topo>(k, p, m, net.port_model(), opt);
   traced_result t;
-  t.summary = detail::timeline(log, net, cost, &t.messages).run();
+  t.summary = detail::finite_time(detail::timeline(log, net, cost, &t.messages).run(), cost);
   return t;
 }
 
