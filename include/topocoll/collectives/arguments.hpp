@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <functional>
 #include <initializer_list>
+#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -88,7 +89,22 @@ class call_args {
   // Every figure of the cost model finite and >= 0: the automatic choices and
   // the pipelines' segment counts are computed from them, and a NaN or a
   // negative time would turn into an undefined conversion or a nonsense choice.
+  // Every call checks, so the check is comparisons without branches (a NaN
+  // fails both), and only a bad model takes the cold path that names it.
   void cost(const cost_model& m) const {
+    constexpr double most = std::numeric_limits<double>::max();
+    auto sane = [](double v) { return v >= 0 && v <= most; };
+    if (sane(m.ts_us) & sane(m.tw_us_per_byte) & sane(m.busy_ts) & sane(m.busy_tw) &
+        sane(m.tc_us_per_byte) & sane(m.duplex_ts) & sane(m.duplex_tw) & sane(m.duplex_ts_short) &
+        sane(m.busy_tc) & sane(m.tc_large_us_per_byte) & sane(m.busy_tc_large) &
+        sane(m.tw_large_us_per_byte) & sane(m.busy_tw_large) & sane(m.duplex_tw_large) &
+        sane(m.posted_us)) [[likely]]
+      return;
+    reject_cost(m);
+  }
+
+  // The cold half of cost(): names the first figure that is not finite and >= 0.
+  [[gnu::cold, gnu::noinline]] void reject_cost(const cost_model& m) const {
     const std::pair<const char*, double> figures[] = {
         {"ts_us", m.ts_us},
         {"tw_us_per_byte", m.tw_us_per_byte},
