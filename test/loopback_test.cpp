@@ -659,8 +659,9 @@ BOOST_AUTO_TEST_CASE(the_agreement_check_runs_on_loopback_when_asked_for) {
         },
         checked);
   });
-  BOOST_TEST(contains(what, "the ranks disagree on this call (agreement check): "
-                            "count: rank 3 has 3, rank 0 has 4"),
+  BOOST_TEST(contains(what,
+                      "the ranks disagree on this call (agreement check): "
+                      "count: rank 3 has 3, rank 0 has 4"),
              what);
   what = what_of<deadlock_error>([&] {
     lb::run(

@@ -821,9 +821,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(bad_arguments_throw_before_communicating, Cfg, tc_
         wrap[1] = 1;
         const std::vector<int> none;
         const std::string huge = std::to_string(SIZE_MAX);
-        check.throws<std::invalid_argument>(
-            [&] { all_to_all_v<Topo>(cc, none, wrap); },
-            {"all_to_all_v", rank, "send_counts", huge}, "send_counts sum wraps around");
+        check.throws<std::invalid_argument>([&] { all_to_all_v<Topo>(cc, none, wrap); },
+                                            {"all_to_all_v", rank, "send_counts", huge},
+                                            "send_counts sum wraps around");
         std::vector<int> no_out;
         check.throws<std::invalid_argument>(
             [&] { all_to_all_v<Topo>(cc, none, wrap, no_out, std::vector<std::size_t>(P, 0)); },

@@ -246,14 +246,14 @@ request read_request(const po::variables_map& vm) {
   const auto p = in_range(vm, "p", 1LL, max_p);
   const auto m = in_range(vm, "m", 0LL, max_m / p);
   const double huge = std::numeric_limits<double>::max();
-  return {sim::parse_collective(vm["collective"].as<std::string>()),
-          vm["topology"].as<std::string>(),
-          vm["network"].as<std::string>(),
-          static_cast<int>(p),
-          static_cast<std::size_t>(m),
-          {in_range(vm, "ts", 0.0, huge), in_range(vm, "tw", 0.0, huge),
-           in_range(vm, "th", 0.0, huge)},
-          ports == "single" ? sim::ports::single : sim::ports::multi};
+  return {
+      sim::parse_collective(vm["collective"].as<std::string>()),
+      vm["topology"].as<std::string>(),
+      vm["network"].as<std::string>(),
+      static_cast<int>(p),
+      static_cast<std::size_t>(m),
+      {in_range(vm, "ts", 0.0, huge), in_range(vm, "tw", 0.0, huge), in_range(vm, "th", 0.0, huge)},
+      ports == "single" ? sim::ports::single : sim::ports::multi};
 }
 
 }  // namespace

@@ -190,10 +190,10 @@ using Runner = TC_TEST_RUNNERS;
 // its dimensions are rings, whose step the Ring and Mesh<3> (sides of 1 to p)
 // run under the sanitizers too, and the release build sweeps it.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-using Configs = std::tuple<Config<topocoll::Ring, Runner>, Config<topocoll::Mesh<3>, Runner>,
-                           Config<topocoll::Hypercube<>, Runner>,
-                           Config<topocoll::Hypercube<3>, Runner>,
-                           Config<topocoll::Tree<2>, Runner>, Config<topocoll::Tree<3>, Runner>>;
+using Configs =
+    std::tuple<Config<topocoll::Ring, Runner>, Config<topocoll::Mesh<3>, Runner>,
+               Config<topocoll::Hypercube<>, Runner>, Config<topocoll::Hypercube<3>, Runner>,
+               Config<topocoll::Tree<2>, Runner>, Config<topocoll::Tree<3>, Runner>>;
 #else
 using Configs = std::tuple<Config<topocoll::Ring, Runner>, Config<topocoll::Mesh<2>, Runner>,
                            Config<topocoll::Mesh<3>, Runner>, Config<topocoll::Hypercube<>, Runner>,

@@ -158,8 +158,8 @@ inline void check_inputs(int p, std::size_t m, const network& net, const cost_pa
 // A time past the largest double (costs near it) is no prediction.
 inline result finite_time(const result& r, const cost_params& cost) {
   if (!std::isfinite(r.time))
-    bad_input("the predicted time overflows a double (t_s = " + shown(cost.t_s) + ", t_w = " +
-              shown(cost.t_w) + ", t_h = " + shown(cost.t_h) + ")");
+    bad_input("the predicted time overflows a double (t_s = " + shown(cost.t_s) +
+              ", t_w = " + shown(cost.t_w) + ", t_h = " + shown(cost.t_h) + ")");
   return r;
 }
 
