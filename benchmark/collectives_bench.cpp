@@ -3,7 +3,8 @@
 // Boost.MPI's value API, in one run under mpiexec.
 //
 //   mpiexec -n 4 collectives_bench [--csv FILE] [--max-bytes N] [--min-bytes N]
-//                                  [--only NAME[,NAME...]] [--reps-scale X] [--no-strings]
+//                                  [--only NAME[,NAME...]] [--sizes N[,N...]] [--reps-scale X]
+//                                  [--no-strings]
 //                                  [--calibrate] [--loop] [--checked]
 //
 // --checked adds broadcast and all_reduce on Hypercube<> through a Comm with
@@ -47,6 +48,7 @@
 #include <boost/serialization/vector.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -82,11 +84,13 @@ struct settings {
   bool loop = false;     // --loop: every size timed as a loop of back-to-back calls
   bool checked = false;  // also the Hypercube calls with the agreement check on
   std::vector<std::string> only;
+  std::vector<std::size_t> exact_sizes;  // --sizes: these sizes instead of the ladder
   std::string csv;
   topocoll::cost_model cost;  // every topocoll contender's; --calibrate measures it
 };
 
 std::vector<std::size_t> sizes(const settings& s) {
+  if (!s.exact_sizes.empty()) return s.exact_sizes;
   std::vector<std::size_t> v;
   for (std::size_t b :
        {std::size_t{8}, std::size_t{64}, std::size_t{256}, std::size_t{1} << 10,
@@ -912,6 +916,18 @@ std::optional<int> parse_flags(int argc, char** argv, settings& s, bool& calibra
         for (std::string c; std::getline(ss, c, ',');) s.only.push_back(c);
       }),
       "only these collectives (and sendrecv_ring, pingpong)")(
+      "sizes", po::value<std::string>()->value_name("a,b")->notifier([&](const std::string& v) {
+        s.exact_sizes.clear();
+        std::stringstream ss(v);
+        for (std::string b; std::getline(ss, b, ',');) {
+          std::size_t n = 0;
+          const auto [end, ec] = std::from_chars(b.data(), b.data() + b.size(), n);
+          if (ec != std::errc{} || end != b.data() + b.size() || n == 0)
+            throw po::invalid_option_value("--sizes " + v);
+          s.exact_sizes.push_back(n);
+        }
+      }),
+      "exactly these sizes per rank, in bytes (instead of --min-bytes .. --max-bytes)")(
       "reps-scale", po::value(&s.reps_scale)->value_name("X"), "repetitions times X")(
       "no-strings", on([&] { s.strings = false; }), "no string cells")(
       "calibrate", on([&] { calibrate = true; }), "the cost model of model::calibrate")(

@@ -29,6 +29,7 @@ import csv
 import gzip
 import math
 import os
+import re
 import statistics
 
 BEGIN = "<!-- results:begin (written by benchmark/regenerate; edits here are overwritten) -->"
@@ -499,9 +500,81 @@ def summary(args):
     print("\n".join(out))
 
 
+def cores_runs(folder):
+    """benchmark/cores' CSVs in `folder`: {(np, binary): [paths, by round]}."""
+    runs = collections.defaultdict(list)
+    for name in sorted(os.listdir(folder)):
+        m = re.fullmatch(r"np(\d+)_(bin-\w+)_r(\d+)\.csv(\.gz)?", name)
+        if m:
+            runs[(int(m[1]), m[2])].append((int(m[3]), os.path.join(folder, name)))
+    return {k: [p for _, p in sorted(v)] for k, v in sorted(runs.items())}
+
+
+def auto_ratios(path):
+    """(collective, bytes) -> (best topology's automatic / native, that topology), one run."""
+    out = {}
+    for key, d in load(path)[0].items():
+        c, ty, s = key
+        autos = [(t, n) for t, n in d["topo"] if n.endswith(" auto")]
+        if ty != "double" or c in TRANSPORT or not autos or math.isnan(d["native"]):
+            continue
+        t, n = min(autos)
+        out[(c, s)] = (t / d["native"], n.removesuffix(" auto"))
+    return out
+
+
+def cores_table(paths):
+    """The best topology at default options over native: the median over the
+    runs with its range, per cell; and the geometric mean of the medians."""
+    per_run = [auto_ratios(p) for p in paths]
+    keys = [k for k in per_run[0] if all(k in r for r in per_run[1:])]
+    sizes = sorted({s for _, s in keys})
+    colls = list(dict.fromkeys(c for c, _ in keys))
+    out = ["| collective | " + " | ".join(human(s) for s in sizes) + " |",
+           "|---|" + "---|" * len(sizes)]
+    medians = []
+    for c in colls:
+        cells = []
+        for s in sizes:
+            if (c, s) not in keys:
+                cells.append("-")
+                continue
+            rs = [r[(c, s)][0] for r in per_run]
+            med = statistics.median(rs)
+            medians.append(med)
+            top = collections.Counter(r[(c, s)][1] for r in per_run).most_common(1)[0][0]
+            spread = f" [{min(rs):.2f}-{max(rs):.2f}]" if len(rs) > 1 else ""
+            over = med > (1.10 if s <= 1024 else 1.0)
+            cells.append((f"**{med:.2f}**" if over else f"{med:.2f}") + spread + f" {top}")
+        out.append(f"| {c} | " + " | ".join(cells) + " |")
+    gm = math.exp(statistics.fmean(math.log(m) for m in medians)) if medians else math.nan
+    out += ["", f"Geometric mean over the {len(medians)} cells: {gm:.2f}. Bold: above the "
+            "target (1.10 up to 1 KiB, 1.0 from 64 KiB)."]
+    return out
+
+
+def cores(args):
+    """Every table of benchmark/cores' runs: per process count and binary."""
+    for (np_, binary), paths in cores_runs(args.cores).items():
+        meta = header(paths[0])
+        print(f"### p = {np_}, {binary}: {len(paths)} runs\n")
+        print(f"Measured {meta.get('date', '?')} on {meta.get('machine', '?')}; "
+              f"binary {meta.get('binary', '?')}. The command of the first run:\n")
+        print(f"```sh\n{meta.get('command', '?')}\n```\n")
+        print("Best topology with automatic / native MPI, median over the runs [range], "
+              "and the topology that was best most often:\n")
+        print("\n".join(cores_table(paths)) + "\n")
+        print("\n".join(automatic_lines(paths[0])) + "\n")
+        if len(paths) > 1:
+            print("\n".join(repeated_lines(paths)) + "\n")
+        bad = [b for p in paths for b in load(p)[2]]
+        if bad:
+            print("WRONG RESULTS: " + "; ".join(bad) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("csv")
+    ap.add_argument("csv", nargs="?")
     ap.add_argument("--sizes", default="8,1024,65536,1048576,16777216")
     ap.add_argument("--block", action="store_true",
                     help="print benchmark/README.md's results block: CSV's table against native MPI")
@@ -513,8 +586,14 @@ def main():
     ap.add_argument("--np2-loop", help="with --summary: the p = 2 run in loop mode")
     ap.add_argument("--round", action="append", default=[],
                     help="another run of the same cells (repeatable): automatic over all the runs")
+    ap.add_argument("--cores", metavar="DIR",
+                    help="every table of benchmark/cores' runs in DIR (np<N>_<bin>_r<K>.csv)")
     args = ap.parse_args()
-    if args.block:
+    if args.cores:
+        cores(args)
+    elif not args.csv:
+        ap.error("a CSV, or --cores DIR")
+    elif args.block:
         readme_block(args)
     elif args.summary:
         summary(args)
