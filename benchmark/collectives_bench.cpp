@@ -982,12 +982,12 @@ int main(int argc, char** argv) {
         "cost model%s: t_s %.3g us, t_w %.3g us/B, busy_ts %.3g, busy_tw %.3g, duplex_ts %.3g "
         "(%s), duplex_tw %.3g, posted %s, t_c %.3g us/B and busy_tc %.3g (%zu B), %.3g us/B "
         "and %.3g (%zu B); at %zu B t_w %.3g us/B, busy_tw %.3g, duplex_tw %.3g; reduce "
-        "segments %zu B\n",
+        "segments %zu B; segment floor %.3g t_s/t_w, piece floor %.3g\n",
         calibrate ? " (calibrated)" : "", c.ts_us, c.tw_us_per_byte, c.busy_ts, c.busy_tw,
         c.duplex_ts, shorts, c.duplex_tw, posted, c.tc_us_per_byte, c.busy_tc, c.combine_bytes,
         c.tc_large_us_per_byte, c.busy_tc_large, c.combine_large_bytes, c.combine_large_bytes,
         c.tw_at(c.combine_large_bytes), c.busy_tw_at(c.combine_large_bytes),
-        c.duplex_tw_at(c.combine_large_bytes), c.segment_bytes);
+        c.duplex_tw_at(c.combine_large_bytes), c.segment_bytes, c.segment_floor, c.piece_floor);
   }
   if (B.rank == 0)
     std::printf("collectives_bench: p = %d, sizes %s .. %s per rank\n", B.p,

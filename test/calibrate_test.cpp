@@ -10,6 +10,7 @@
 #include <functional>
 #include <span>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 #include <topocoll/model/calibrate.hpp>
@@ -118,6 +119,17 @@ BOOST_AUTO_TEST_CASE(calibration_is_the_same_on_every_rank) {
               cm.segment_bytes == tc::model::detail_calibrate::fastest_segment(cal.segments),
               "rank ", comm.rank(), ": segment_bytes ", cm.segment_bytes,
               " is not the fastest of the times");
+          const bool probed = p > 2;  // a chain of two has no segments to probe
+          for (const auto& [what, probes, floor] :
+               {std::tuple{"segment_floor", &cal.segment_floors, cm.segment_floor},
+                std::tuple{"piece_floor", &cal.piece_floors, cm.piece_floor}}) {
+            check.expect(probes->size() == (probed ? 3u : 0u) &&
+                             floor == (probed ? dc::fastest_floor(*probes) : 50.0),
+                         "rank ", comm.rank(), ": ", what, " ", floor, " from ", probes->size(),
+                         " probes");
+            for (const auto& f : *probes)
+              check.expect(f.us > 0, what, " probe at ", f.floor, " took ", f.us);
+          }
           const std::vector<double> mine{cm.ts_us,
                                          cm.tw_us_per_byte,
                                          cm.busy_ts,
@@ -136,7 +148,9 @@ BOOST_AUTO_TEST_CASE(calibration_is_the_same_on_every_rank) {
                                          cm.busy_tw_large,
                                          cm.duplex_tw_large,
                                          static_cast<double>(cm.posted_bytes),
-                                         cm.posted_us};
+                                         cm.posted_us,
+                                         cm.segment_floor,
+                                         cm.piece_floor};
           const std::size_t n = mine.size();
           std::vector<double> all(n * static_cast<std::size_t>(p));
           tc::all_gather<tc::Ring>(comm, std::span<const double>(mine), std::span<double>(all));
@@ -146,6 +160,20 @@ BOOST_AUTO_TEST_CASE(calibration_is_the_same_on_every_rank) {
         });
       },
       {1, 2, 3, 4});
+}
+
+// segment_floor and piece_floor: the first candidate unless a later one with
+// another schedule beats the best so far by more than 3 %.
+BOOST_AUTO_TEST_CASE(a_floor_is_the_first_unless_another_schedule_is_3_percent_faster) {
+  using fl = tc::model::calibration::floor_time;
+  const auto pick = [](std::vector<fl> v) { return tc::model::detail_calibrate::fastest_floor(v); };
+  BOOST_TEST(pick({{50, 100.0, 4}, {10, 98.0, 20}, {0, 99.0, 54}}) == 50.0);  // within 3 %
+  BOOST_TEST(pick({{50, 100.0, 4}, {10, 90.0, 20}, {0, 89.0, 54}}) == 10.0);  // 0 within 3 % of 10
+  BOOST_TEST(pick({{50, 100.0, 4}, {10, 90.0, 20}, {0, 80.0, 54}}) == 0.0);
+  BOOST_TEST(pick({{50, 100.0, 4}, {10, 120.0, 20}, {0, 96.0, 54}}) == 0.0);
+  BOOST_TEST(pick({{50, 100.0, 0}, {10, 80.0, 0}, {0, 70.0, 0}}) == 50.0);  // one schedule: noise
+  BOOST_TEST(pick({{50, 100.0, 0}, {10, 80.0, 1}, {0, 70.0, 1}}) == 10.0);  // its largest floor
+  BOOST_TEST(pick({}) == tc::cost_model{}.segment_floor);
 }
 
 // segment_bytes: the candidate that beat the whole partials by more than 3 %.

@@ -249,3 +249,23 @@ BOOST_AUTO_TEST_CASE(a_zero_start_up_keeps_pipeline_segments_at_a_floor) {
   BOOST_TEST(detail::one_to_all::ring_segments<double>(m, 8, free_start) <=
              std::max<std::size_t>(1, m * sizeof(double) / floor));
 }
+
+// cost_model::segment_floor sets the shortest segment: at 50 start-ups' worth
+// (the default) 1 MiB over a chain of 16 travels in 4 segments of 250 KB; at 0
+// in ICS 632's r = sqrt(m (p - 2) t_w / t_s) segments (sqrt(2^20 * 14 / 5000)
+// = 54 under the default t_s and t_w), and a negative floor is named.
+BOOST_AUTO_TEST_CASE(the_segment_floor_caps_the_pipeline_segments) {
+  const std::size_t m = (std::size_t{1} << 20) / sizeof(double);
+  cost_model seeds;
+  BOOST_TEST(detail::one_to_all::ring_segments<double>(m, 16, seeds) == 4u);
+  seeds.segment_floor = 0;
+  BOOST_TEST(detail::one_to_all::min_segment_bytes(seeds) == 1u);
+  BOOST_TEST(detail::one_to_all::ring_segments<double>(m, 16, seeds) == 54u);
+  cost_model negative;
+  negative.segment_floor = -1;
+  const std::string what = invalid_argument_of([&](loopback::Comm& c) {
+    std::vector<double> buf(8);
+    broadcast<Ring>(c, std::span<double>(buf), 0, options{algorithm::automatic, negative});
+  });
+  BOOST_TEST(mentions(what, {"topocoll::broadcast", "rank", "segment_floor", "-1"}), what);
+}

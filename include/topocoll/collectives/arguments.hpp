@@ -98,7 +98,7 @@ class call_args {
         sane(m.tc_us_per_byte) & sane(m.duplex_ts) & sane(m.duplex_tw) & sane(m.duplex_ts_short) &
         sane(m.busy_tc) & sane(m.tc_large_us_per_byte) & sane(m.busy_tc_large) &
         sane(m.tw_large_us_per_byte) & sane(m.busy_tw_large) & sane(m.duplex_tw_large) &
-        sane(m.posted_us)) [[likely]]
+        sane(m.posted_us) & sane(m.segment_floor) & sane(m.piece_floor)) [[likely]]
       return;
     reject_cost(m);
   }
@@ -120,7 +120,9 @@ class call_args {
         {"tw_large_us_per_byte", m.tw_large_us_per_byte},
         {"busy_tw_large", m.busy_tw_large},
         {"duplex_tw_large", m.duplex_tw_large},
-        {"posted_us", m.posted_us}};
+        {"posted_us", m.posted_us},
+        {"segment_floor", m.segment_floor},
+        {"piece_floor", m.piece_floor}};
     for (const auto& [field, v] : figures)
       if (!std::isfinite(v) || v < 0)
         reject("options::cost.", field, " = ", v, ", expected a finite figure >= 0");

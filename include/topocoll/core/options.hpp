@@ -130,6 +130,15 @@ struct cost_model {
   // carry whole subtrees' blocks (posted_bytes 0: none, the default).
   std::size_t posted_bytes = 0;
   double posted_us = 0;
+  // The shortest pipeline segment, in start-ups' worth of bytes
+  // (segment_floor * t_s / t_w), and the shortest piece of a broadcast or
+  // reduce in pieces (piece_floor * t_s / t_w). Each segment or piece is a
+  // message, and where ranks share cores, or a chain's ranks wait on each
+  // other, a message costs more than the model's t_s, so the segments of
+  // ICS 632's optimum can be too short. model::calibrate measures both
+  // (doc/model.md, "Calibration").
+  double segment_floor = 50.0;
+  double piece_floor = 50.0;
   constexpr bool posted(std::size_t bytes) const { return bytes > 0 && bytes <= posted_bytes; }
   // Whether every busy and duplex factor is at least 1: a step of many ranks
   // costs no less than one of a lone pair, as calibrate always finds.
@@ -202,12 +211,15 @@ struct cost_model {
   // pipeline, an exchange) with messages of about `bytes`: t_s and t_w at
   // their busy and duplex values. Without `bytes`: long messages.
   constexpr cost_model all_busy(std::size_t bytes = SIZE_MAX) const {
-    return {ts_us * busy_ts * duplex_ts_for(bytes),
-            tw_us_per_byte * busy_tw * duplex_tw,
-            1.0,
-            1.0,
-            segment_bytes,
-            tc_us_per_byte};
+    cost_model m{ts_us * busy_ts * duplex_ts_for(bytes),
+                 tw_us_per_byte * busy_tw * duplex_tw,
+                 1.0,
+                 1.0,
+                 segment_bytes,
+                 tc_us_per_byte};
+    m.segment_floor = segment_floor;
+    m.piece_floor = piece_floor;
+    return m;
   }
   // One message of `bytes` in a step in which every rank sends and receives.
   constexpr double busy_message(std::size_t bytes) const { return all_busy(bytes).message(bytes); }

@@ -84,20 +84,21 @@ template <Topology Topo, class T>
   }
   return on_piece_topology<Topo>(l, [&]<class S>(std::type_identity<S>, const layout& sl) {
     const auto pieces = static_cast<std::size_t>(S::folding(sl).active());
-    return bytes / pieces >= min_segment_bytes(cm) &&
+    return bytes / pieces >= startups_bytes(cm.piece_floor, cm) &&
            pieces_time<S>(sl, bytes, root, rs, cm) < best;
   });
 }
 
 // automatic: the pieces when the model prices them lower; only for a
-// trivially copyable T (a known byte size), and pieces of at least the
-// pipeline's shortest segment (min_segment_bytes, 50 t_s / t_w: the extra
-// start-ups cost far more than t_s on a busy node; benchmark/README.md).
+// trivially copyable T (a known byte size), and pieces of at least
+// cost_model::piece_floor start-ups' worth of bytes (which model::calibrate
+// measures).
 template <Topology Topo, class T>
 bool pieces_win(const layout& l, std::size_t m, int root, rs_messages rs, const cost_model& cm) {
   const std::size_t bytes = m * sizeof(T);
   // no piece can reach a segment: nothing to price (a short call stays short)
-  if (!std::is_trivially_copyable_v<T> || l.p < 2 || bytes < min_segment_bytes(cm)) return false;
+  if (!std::is_trivially_copyable_v<T> || l.p < 2 || bytes < unsplit_bytes(cm.piece_floor, cm))
+    return false;
   return pieces_priced_lower<Topo, T>(l, bytes, root, rs, cm);
 }
 

@@ -49,15 +49,25 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::one_to_all {
 
 // ---- the model ----------------------------------------------------------------
 
-// A pipeline segment carries at least 50 start-ups' worth of bytes (50 t_s /
-// t_w: 250 KB under the default model): on a busy node a message per segment
-// costs far more than the model's t_s (benchmark/README.md has the figures).
-// A model without a start-up (t_s = 0) prices a message per element as free,
-// which no transport is: the default t_s stands in, so the floor stays sane.
-inline std::size_t min_segment_bytes(const cost_model& cost) {
+// The shortest segment: cost_model::segment_floor start-ups' worth of bytes
+// (segment_floor t_s / t_w), at least one byte. A model without a start-up
+// (t_s = 0) prices a message per element as free, which no transport is: the
+// default t_s stands in, so the floor stays sane.
+inline std::size_t startups_bytes(double startups, const cost_model& cost) {
   const double ts = cost.ts_us > 0 ? cost.ts_us : cost_model{}.ts_us;
-  const double b = 50.0 * ts / std::max(cost.tw_us_per_byte, 1e-12);
+  const double b = startups * ts / std::max(cost.tw_us_per_byte, 1e-12);
   return b < 1.0 ? 1 : b > 1e15 ? std::size_t{1} << 50 : static_cast<std::size_t>(b);
+}
+inline std::size_t min_segment_bytes(const cost_model& cost) {
+  return startups_bytes(cost.segment_floor, cost);
+}
+
+// A message shorter than this travels whole without pricing the split: at
+// least one segment's (or piece's) minimum, and at least one start-up's worth
+// of bytes, below which neither a pipeline nor pieces save more than the
+// start-ups they add (a short broadcast or reduce then makes no pricing call).
+inline std::size_t unsplit_bytes(double floor, const cost_model& cost) {
+  return startups_bytes(std::max(floor, 1.0), cost);
 }
 
 // The ICS 632 optimum for r segments of m elements over a chain of p ranks
@@ -97,13 +107,14 @@ double ring_tree_time(std::size_t m, int p, const cost_model& cost) {
 // automatic: the pipeline when its time summed over the dimensions of l is
 // less than the tree's (sum of ceil(log2 s_j) steps); only for trivially
 // copyable T. A chain of 2 ties (one message either way) and keeps the tree.
-// A message shorter than two segments of min_segment_bytes travels whole, in
-// s_j - 1 messages to the tree's ceil(log2 s_j) at busy factors >= 1: no
-// pricing needed (the common case of a small broadcast or reduce).
+// A message shorter than two of unsplit_bytes travels whole, in s_j - 1
+// messages to the tree's ceil(log2 s_j) at busy factors >= 1: no pricing
+// needed (the common case of a small broadcast or reduce).
 template <class T>
 bool pipeline_wins(const layout& l, std::size_t m, const cost_model& cost) {
   if (!std::is_trivially_copyable_v<T>) return false;
-  if (cost.busy_at_least_alone() && m * sizeof(T) / min_segment_bytes(cost.all_busy()) < 2)
+  if (cost.busy_at_least_alone() &&
+      m * sizeof(T) / unsplit_bytes(cost.segment_floor, cost.all_busy()) < 2)
     return false;
   double pipe = 0, tree = 0;
   for (int j = 0; j < l.ndims; ++j) {

@@ -183,7 +183,7 @@ void scan_chain(C& c, in_out<T> io, const Op& op, scan_kind kind, const cost_mod
   const std::span<T> tmp = tmp_store.span();
   std::size_t r = 1;
   if constexpr (send_batch<C, T>::nonblocking && std::is_trivially_copyable_v<T>)
-    r = one_to_all::ring_segments<T>(m, p, cost);  // segments >= 50 t_s / t_w bytes
+    r = one_to_all::ring_segments<T>(m, p, cost);  // segments >= min_segment_bytes
   send_batch<C, T> sends(c, r);
   for (std::size_t i = 0; i < r; ++i) {
     const auto [lo, n] = one_to_all::segment(m, r, i);

@@ -5,8 +5,8 @@
 //   const model::calibration cal = model::calibrate(c);   // every rank calls it
 //   all_reduce<Ring>(c, in, out, std::plus<>{}, options{.cost = cal.cost});
 //
-// It times ping-pongs, every rank's exchange at once, the operator's combine
-// and a segmented reduce, each the median of `reps` repetitions, and fits
+// It times ping-pongs, every rank's exchange at once, the operator's combine,
+// a segmented reduce and a pipelined broadcast, each the median of `reps` repetitions, and fits
 // core/options.hpp's cost_model to them. It is a collective call; on one rank
 // it returns the default model. The fit needs a transport that moves bytes.
 // doc/model.md, "Calibration", lists each measurement and the fit.
@@ -39,6 +39,9 @@ struct calibration_settings {
   std::size_t combine_large_bytes = 16u << 20;  // the large figures' size: t_c, busy_tc, t_w,
                                                 // busy_tw, duplex_tw (not above max_bytes:
                                                 // none)
+  std::size_t floor_probe_bytes = 1u << 20;     // the broadcasts that pick segment_floor and
+                                                // piece_floor (0: none)
+  std::array<double, 3> floor_candidates{50.0, 10.0, 0.0};  // the first is kept unless beaten
 };
 
 struct calibration {
@@ -70,6 +73,14 @@ struct calibration {
     double us;                  // the reduce of segment_probe_bytes, slowest rank
   };
   std::vector<segment_time> segments;  // what segment_bytes was picked from
+  struct floor_time {
+    double floor;          // the candidate
+    double us;             // the broadcast of floor_probe_bytes, slowest rank
+    std::size_t schedule;  // what the candidate changes: the pipeline's segment count, or
+                           // whether the automatic broadcast goes in pieces (1) or not (0)
+  };
+  std::vector<floor_time> segment_floors;  // the Ring's pipelined broadcast (none on p < 3)
+  std::vector<floor_time> piece_floors;    // Hypercube<>'s automatic broadcast (none on p < 3)
 };
 
 // The time per byte of dst[i] = op(lo[i], hi[i]) with lo and hi the two
@@ -270,6 +281,61 @@ inline std::size_t fastest_segment(const std::vector<calibration::segment_time>&
   return best;
 }
 
+// A broadcast of s.floor_probe_bytes of doubles from rank 0 under `cost` with
+// each candidate for the figure `floor` (segment_floor: the Ring's pipeline;
+// piece_floor: Hypercube<>'s automatic choice between the tree and the
+// pieces), the variants in turn in every repetition: the slowest rank's
+// median time of each, on every rank. Where ranks share cores the segments
+// of ICS 632's optimum cost far more than their start-ups; where each rank
+// has a core of its own they may pay.
+template <Transport C>
+std::vector<calibration::floor_time> floor_times(C& c, const calibration_settings& s,
+                                                 const cost_model& cost,
+                                                 double cost_model::*floor) {
+  std::vector<double> buf(s.floor_probe_bytes / sizeof(double), 1.0);
+  const bool pipeline = floor == &cost_model::segment_floor;
+  std::vector<calibration::floor_time> v;
+  for (double f : s.floor_candidates) {
+    cost_model m = cost;
+    m.*floor = f;
+    namespace kernel = detail::one_to_all;
+    v.push_back(
+        {f, 0.0,
+         pipeline ? kernel::ring_segments<double>(buf.size(), c.size(), m)
+                  : kernel::pieces_win<Hypercube<>, double>(
+                        Hypercube<>::shape(c.size()), buf.size(), 0, kernel::rs_messages::one, m)});
+  }
+  std::vector<std::vector<double>> t(v.size());
+  for (int i = -1; i < s.reps; ++i) {
+    for (std::size_t k = 0; k < v.size(); ++k) {
+      options o{pipeline ? algorithm::pipelined : algorithm::automatic, cost};
+      o.cost.*floor = v[k].floor;
+      barrier(c);
+      const auto t0 = clock::now();
+      if (pipeline)
+        broadcast<Ring>(c, std::span<double>(buf), 0, o);
+      else
+        broadcast<Hypercube<>>(c, std::span<double>(buf), 0, o);
+      const double us = slowest_since(c, t0, 1);
+      if (i >= 0) t[k].push_back(us);
+    }
+  }
+  for (std::size_t k = 0; k < v.size(); ++k) v[k].us = median(t[k]);
+  return v;
+}
+
+// The first candidate (the default floor) unless a later one with another
+// schedule beat the best so far by more than 3 %. Candidates of one schedule
+// run the same messages, and their differences are noise: the largest floor
+// of the schedule picked is kept.
+inline double fastest_floor(const std::vector<calibration::floor_time>& v) {
+  if (v.empty()) return cost_model{}.segment_floor;
+  std::size_t best = 0;
+  for (std::size_t k = 1; k < v.size(); ++k)
+    if (v[k].schedule != v[best].schedule && v[k].us < v[best].us / 1.03) best = k;
+  return v[best].floor;
+}
+
 // t_s + t_w n fitted to the points, minimizing the squared relative error:
 // the weighted normal equations of y_i ~ t_s + t_w n_i with weights 1 / y_i^2.
 inline cost_model fit(const std::vector<calibration::point>& pts) {
@@ -421,7 +487,13 @@ calibration calibrate(C& c, const calibration_settings& s = {}) {
   std::array<cost_model, 1> model{cal.cost};
   broadcast<Tree<2>>(c, std::span<cost_model>(model), 0);
   cal.cost = model[0];
-  cal.cost.segment_bytes = dc::fastest_segment(cal.segments);  // the same times on every rank
+  cal.cost.segment_bytes = dc::fastest_segment(cal.segments);   // the same times on every rank
+  if (s.floor_probe_bytes >= sizeof(double) && c.size() > 2) {  // a chain of 2 has no segments
+    cal.segment_floors = dc::floor_times(c, s, cal.cost, &cost_model::segment_floor);
+    cal.piece_floors = dc::floor_times(c, s, cal.cost, &cost_model::piece_floor);
+    cal.cost.segment_floor = dc::fastest_floor(cal.segment_floors);
+    cal.cost.piece_floor = dc::fastest_floor(cal.piece_floors);
+  }
   cal.combine_us = cal.cost.combine(s.max_bytes);
   return cal;
 }
