@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE simulate
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <stdexcept>
@@ -154,6 +155,62 @@ BOOST_AUTO_TEST_CASE(eq_4_10_pairwise_exchange_is_congestion_free_under_e_cube) 
   const sim::result ring = sim::simulate<tc::Hypercube<>>(sim::collective::all_to_all, 8, 1,
                                                           single(sim::network::ring(8)), cost, pw);
   BOOST_TEST(ring.max_congestion > 1);
+}
+
+// The naive baselines on a single-ported complete(p) network, from any
+// topology (algorithm::naive ignores it):
+//  * broadcast (Grama 4.1): the source's p - 1 messages one after another,
+//    exactly (p - 1)(t_s + t_w m);
+//  * all_gather (4.2): p such broadcasts, one after another, p (p - 1)(t_s + t_w m),
+//    "up to p times as long" as the broadcast;
+//  * all_to_all: the exchanges in the order 0, 1, ..., p - 1, each rank's pair
+//    {a, b} (a < b) waiting for both ranks' pairs before it, so that it ends
+//    at a + b exchange times: (2p - 3)(t_s + t_w m) against the pairwise
+//    exchange's p - 1 on the same network;
+//  * reduce: p - 1 messages into the root, which the model receives at once.
+template <class Topo>
+void naive_costs() {
+  const auto naive = forced(tc::algorithm::naive);
+  for (int p : {2, 3, 5, 7, 8, 9, 16, 31})
+    for (std::size_t m : {1, 10, 1000}) {
+      const double msg = ts + tw * m;
+      const sim::network net = single(sim::network::complete(p));
+      const sim::result b = sim::simulate<Topo>(sim::collective::broadcast, p, m, net, cost, naive);
+      BOOST_TEST(b.time == (p - 1) * msg);
+      BOOST_TEST(b.messages == static_cast<std::uint64_t>(p - 1));
+      BOOST_TEST(time_of<Topo>(sim::collective::all_gather, p, m, net, naive) == p * (p - 1) * msg);
+      BOOST_TEST(time_of<Topo>(sim::collective::all_to_all, p, m, net, naive) == (2 * p - 3) * msg);
+      const sim::result r = sim::simulate<Topo>(sim::collective::reduce, p, m, net, cost, naive);
+      BOOST_TEST(r.messages == static_cast<std::uint64_t>(p - 1));
+    }
+}
+BOOST_AUTO_TEST_CASE(naive_baselines_on_a_complete_network) {
+  naive_costs<tc::Ring>();
+  naive_costs<tc::Mesh<2>>();
+  naive_costs<tc::Hypercube<>>();
+  naive_costs<tc::Tree<3>>();
+}
+
+// automatic never takes algorithm::naive: from 5 ranks on its schedule is
+// never the naive one (below that the trees of the Ring and of Tree<K> with
+// p <= K are the naive star themselves, and automatic_takes names both).
+template <class Topo>
+void automatic_is_never_naive() {
+  const sim::collective naive_ones[] = {sim::collective::broadcast, sim::collective::reduce,
+                                        sim::collective::all_gather, sim::collective::all_to_all};
+  for (sim::collective k : naive_ones)
+    for (int p : {5, 8, 16})
+      for (std::size_t m : {std::size_t{1}, std::size_t{1000}, std::size_t{1} << 17}) {
+        const auto takes = sim::automatic_takes<Topo>(k, p, m, {});
+        BOOST_TEST((std::find(takes.begin(), takes.end(), tc::algorithm::naive) == takes.end()),
+                   Topo::name() << " " << sim::to_string(k) << " p " << p << " m " << m);
+      }
+}
+BOOST_AUTO_TEST_CASE(automatic_never_takes_naive) {
+  automatic_is_never_naive<tc::Ring>();
+  automatic_is_never_naive<tc::Mesh<2>>();
+  automatic_is_never_naive<tc::Hypercube<>>();
+  automatic_is_never_naive<tc::Tree<3>>();
 }
 
 // ICS 632's pipelined broadcast round a ring: (p - 2 + r)(t_s + t_w m / r),
