@@ -191,6 +191,43 @@ BOOST_AUTO_TEST_CASE(naive_baselines_on_a_complete_network) {
   naive_costs<tc::Tree<3>>();
 }
 
+// Single-ported receives (receives::one_at_a_time: a rank takes one message
+// at a time) on a single-ported complete(p):
+//  * the naive reduce mirrors the naive broadcast: (p - 1)(t_s + t_w m) into
+//    the root, where receives at once take one message time;
+//  * the naive all_to_all's first messages all go to rank 0, which takes them
+//    one after another, the last arriving after p - 1 message times (the
+//    lecture's "everyone sends to the same processor at the same time"); the
+//    exchange then runs out of step and ends at (3p - 5)(t_s + t_w m) for
+//    p >= 3, against p - 1 for the pairwise exchange, which no receive port
+//    slows: each of its steps brings every rank one message;
+//  * the tree broadcast, one message into a rank at a time, is Eq. 4.1 still.
+BOOST_AUTO_TEST_CASE(single_ported_receives_queue_the_naive_baselines) {
+  const auto naive = forced(tc::algorithm::naive);
+  for (int p : {3, 4, 5, 8, 9, 16})
+    for (std::size_t m : {1, 100}) {
+      const double msg = ts + tw * m;
+      sim::network net = single(sim::network::complete(p));
+      BOOST_TEST(time_of<tc::Ring>(sim::collective::reduce, p, m, net, naive) == msg);
+      net.with(sim::receives::one_at_a_time);
+      BOOST_TEST(time_of<tc::Ring>(sim::collective::reduce, p, m, net, naive) == (p - 1) * msg);
+      const sim::traced_result a2a =
+          sim::simulate_trace<tc::Ring>(sim::collective::all_to_all, p, m, net, cost, naive);
+      BOOST_TEST(a2a.summary.time == (3 * p - 5) * msg);
+      std::vector<double> into_0;  // the arrivals at rank 0 of the first messages
+      for (const sim::timed_message& x : a2a.messages)
+        if (x.dst == 0) into_0.push_back(x.end);
+      std::sort(into_0.begin(), into_0.end());
+      BOOST_TEST(into_0.size() == static_cast<std::size_t>(p - 1));
+      for (std::size_t i = 0; i < into_0.size(); ++i) BOOST_TEST(into_0[i] == (i + 1) * msg);
+      BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::all_to_all, p, m, net,
+                                          forced(tc::algorithm::pairwise)) == (p - 1) * msg);
+      if (p == 8 || p == 16)
+        BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::broadcast, p, m, net,
+                                            forced(tc::algorithm::tree)) == log2i(p) * msg);
+    }
+}
+
 // automatic never takes algorithm::naive: from 5 ranks on its schedule is
 // never the naive one (below that the trees of the Ring and of Tree<K> with
 // p <= K are the naive star themselves, and automatic_takes names both).
