@@ -22,8 +22,10 @@
 //     t_w term of Eq. 4.7, with one message at a time.
 //   algorithm::naive (forced; any topology): the lecture's naive exchange,
 //     every rank sending to ranks 0, 1, ..., p - 1 in that order (its own block
-//     copied), so all start at rank 0: O(t_s p^2 + t_w m p^2) where a rank
-//     receives one message at a time.
+//     copied), so all start at rank 0, which takes the p - 1 first messages one
+//     after another where a rank receives one at a time (the lecture counts p
+//     such rounds, O(t_s p^2 + t_w m p^2); simulated, single-ported, the ranks
+//     run out of step and take (3p - 5)(t_s + t_w m), doc/model.md).
 //   algorithm::automatic (default): the cheaper of the first two under
 //     options::cost (t_s + t_w * bytes per message, summed over the schedule;
 //     the concurrent form for pairwise where the sends are non-blocking).

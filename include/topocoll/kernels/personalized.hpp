@@ -276,8 +276,7 @@ inline int pair_from(int v, int j, int p) {
 //   pairwise  rank XOR j, or rank + j and rank - j mod p (Algorithm 4.10)
 //   naive     the lecture's naive exchange: ranks 0, 1, ..., p - 1 in that
 //             order, this one skipped, both ways, so every rank sends to rank
-//             0 first; O(t_s p^2 + t_w m p^2) where a rank takes one message
-//             at a time. Deadlock-free with blocking exchanges too: every rank
+//             0 first. Deadlock-free with blocking exchanges too: every rank
 //             meets its pairs {u, w} in increasing (min, max) order.
 enum class exchange_order { pairwise, naive };
 inline int partner_to(exchange_order o, int v, int j, int p) {
