@@ -29,9 +29,9 @@ std::vector<algorithm> algorithms_of(function f) {
   using a = algorithm;
   switch (f) {
     case function::bcast:
-      return {a::tree, a::pipelined, a::scatter_all_gather};
+      return {a::tree, a::pipelined, a::scatter_all_gather, a::naive};
     case function::reduce:
-      return {a::tree, a::pipelined, a::reduce_scatter_gather};
+      return {a::tree, a::pipelined, a::reduce_scatter_gather, a::naive};
     case function::allreduce:
       return {a::recursive_doubling, a::reduce_scatter_all_gather, a::reduce_broadcast, a::tree};
     case function::scan:
@@ -41,11 +41,13 @@ std::vector<algorithm> algorithms_of(function f) {
     case function::gather:
       return {a::tree, a::pipelined};
     case function::alltoall:
-      return {a::store_and_forward, a::pairwise, a::bidirectional};
+      return {a::store_and_forward, a::pairwise, a::bidirectional, a::naive};
     case function::alltoallv:
       return {a::pairwise, a::two_stage};
+    case function::allgather:
+      return {a::fold, a::tree, a::naive};
     default:
-      return {a::fold, a::tree};  // allgather, reduce_scatter(_block)
+      return {a::fold, a::tree};  // reduce_scatter(_block)
   }
 }
 

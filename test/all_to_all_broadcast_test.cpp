@@ -114,6 +114,13 @@ std::vector<algorithm> gather_algorithms(int p) {
     return swept({algorithm::automatic, algorithm::tree});
   return swept({algorithm::automatic, algorithm::fold, algorithm::tree});
 }
+// ... and for all_gather, naive (p one-to-all broadcasts) on every topology.
+template <class Topo>
+std::vector<algorithm> all_gather_algorithms(int p) {
+  std::vector<algorithm> v = gather_algorithms<Topo>(p);
+  v.push_back(algorithm::naive);
+  return v;
+}
 // Tree<K> runs recursive doubling and reduce-scatter + all-gather per radix-K
 // digit, so only where every digit group is complete (p = r K^j, r <= K).
 template <class Topo>
@@ -150,7 +157,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_gather_collects_every_block_in_rank_order, Cfg
       for_each_family(data, [&](const auto& fam) {
         using T = typename std::remove_cvref_t<decltype(fam)>::type;
         for (const auto& ref : fam.by_size)
-          for (algorithm a : gather_algorithms<Topo>(p)) {
+          for (algorithm a : all_gather_algorithms<Topo>(p)) {
             std::vector<T> out(ref.all.size());
             all_gather<Topo>(comm, std::span<const T>(ref.in[r]), std::span<T>(out), options{a});
             check.equal(out, ref.all, ctx<Topo>("all_gather", fam.name, ref.m, r, a));
@@ -180,7 +187,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(string_all_gather_with_blocks_of_any_size_and_a_mi
       std::vector<std::string> want;
       for (int q = 0; q < p; ++q)
         for (auto& s : block(q)) want.push_back(s);
-      for (algorithm a : gather_algorithms<Topo>(p)) {
+      for (algorithm a : all_gather_algorithms<Topo>(p)) {
         std::vector<std::string> out(want.size(), "stale");
         all_gather<Topo>(comm, block(r), out, options{a});
         check.equal(out, want, Topo::name(), " string all_gather, ", who, " algo ", to_string(a));
@@ -473,6 +480,34 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(ring_follows_algorithms_4_4_and_4_5, Cfg, tc_test:
   }
 }
 
+// The naive all_gather, on every topology: p one-to-all broadcasts from rank
+// 0 up, each source sending its block of m to the p - 1 others (root - 1,
+// root - 2, ... mod p), so a rank receives from 0, 1, ..., p - 1 in turn.
+TOPOCOLL_TEST_SUITE(all_gather)
+BOOST_AUTO_TEST_CASE_TEMPLATE(naive_all_gather_is_p_naive_broadcasts, Cfg, tc_test::Configs) {
+  using Topo = typename Cfg::topology;
+  Cfg::sweep([&](int p, auto on_ranks) {
+    on_ranks([&](auto& comm, Check& check) {
+      const int r = comm.rank();
+      model::Counting cc(comm);
+      const std::size_t m = 5;
+      std::vector<int> in(m, r), all(p * m);
+      all_gather<Topo>(cc, in, all, options{algorithm::naive});
+      std::vector<int> to, from;
+      for (int k = p - 1; k >= 1; --k) to.push_back((r + k) % p);
+      for (int q = 0; q < p; ++q)
+        if (q != r) from.push_back(q);
+      std::vector<int> got_from;
+      for (const auto& e : cc.events())
+        if (e.kind == model::event::recv) got_from.push_back(e.peer);
+      check.expect(send_peers(cc) == to && got_from == from &&
+                       cc.send_counts() == repeat(static_cast<std::size_t>(p - 1), m),
+                   Topo::name(), " p ", p, " rank ", r, ": naive all_gather is not p broadcasts");
+    });
+  });
+}
+BOOST_AUTO_TEST_SUITE_END()
+
 // Algorithm 4.6 generalised: per dimension j, s_j - 1 messages of the
 // consolidated block (s_0 ... s_{j-1}) m: 2 (sqrt p - 1) on a square mesh.
 BOOST_AUTO_TEST_CASE_TEMPLATE(mesh_follows_algorithm_4_6, Cfg, tc_test::Configs) {
@@ -651,6 +686,10 @@ void run_synchronous() {
               all_reduce<Topo>(comm, ref.in[r], out, op, options{a});
               check.equal(out, ref.pre[p - 1], ctx<Topo>("sync all_reduce", fam.name, m, r, a));
             }
+            std::vector<T> all(ref.all.size());
+            all_gather<Topo>(comm, ref.in[r], all, options{algorithm::naive});
+            check.equal(all, ref.all,
+                        ctx<Topo>("sync all_gather", fam.name, m, r, algorithm::naive));
             std::vector<T> out(m), ex(m);
             scan<Topo>(comm, ref.in[r], out, op);
             check.equal(out, ref.pre[r],

@@ -83,11 +83,13 @@ std::vector<options> one_to_all_options() {
 
 // ... and for broadcast and reduce, in pieces (`pieces`: scatter_all_gather,
 // reduce_scatter_gather): with tc_test::sizes that is m = 0, m < p and m that
-// p does not divide, non-commutative operators on Mat2, Particle and string.
+// p does not divide, non-commutative operators on Mat2, Particle and string;
+// and naive, the seeds' baseline, on every topology.
 template <class Topo>
 std::vector<options> with_pieces(algorithm pieces) {
   std::vector<options> v = one_to_all_options<Topo>();
   v.push_back(options{pieces});
+  v.push_back(options{algorithm::naive});
   return v;
 }
 
@@ -313,6 +315,15 @@ std::vector<std::size_t> recv_counts(const model::Counting<C>& cc) {
   return v;
 }
 
+// The peers of this rank's sends (or receives), in order.
+template <class C>
+std::vector<int> peers(const model::Counting<C>& cc, model::event::kind_t k) {
+  std::vector<int> v;
+  for (const auto& e : cc.events())
+    if (e.kind == k) v.push_back(e.peer);
+  return v;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(every_rank_receives_once_and_the_root_sends_m_times_p_minus_1, Cfg,
@@ -361,6 +372,54 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(every_rank_receives_once_and_the_root_sends_m_time
           else if (opt.algo != algorithm::pipelined)
             check.expect(cc.sends() == 1, ctx, "gather sent ", cc.sends(), " times");
         }
+      }
+    });
+  });
+}
+
+// The naive baselines, on every topology: the broadcast's root sends p - 1
+// messages of m, one to each other rank, and nobody else sends; the reduce's
+// root receives one from each other rank, in rank order from rank 0 up where
+// it is rank 0 (root + 1 up, wrapping, for a commutative operator), and a
+// non-commutative reduction to another root gathers at rank 0, which forwards.
+BOOST_AUTO_TEST_CASE_TEMPLATE(naive_baselines_go_straight_from_and_to_the_root, Cfg,
+                              tc_test::Configs) {
+  using Topo = typename Cfg::topology;
+  Cfg::sweep([&](int p, auto on_ranks) {
+    on_ranks([&](auto& comm, Check& check) {
+      const int r = comm.rank();
+      model::Counting cc(comm);
+      const std::size_t m = 5;
+      const options naive{algorithm::naive};
+      for (int root : tc_test::roots_for(p)) {
+        const std::string ctx = Topo::name() + " naive, rank " + std::to_string(r) + " root " +
+                                std::to_string(root) + ": ";
+        std::vector<int> buf(m, r), out(m);
+        cc.clear();
+        broadcast<Topo>(cc, std::span<int>(buf), root, naive);
+        std::vector<int> want;  // the root's destinations: root - 1, root - 2, ... (mod p)
+        for (int k = p - 1; r == root && k >= 1; --k) want.push_back((root + k) % p);
+        check.expect(peers(cc, model::event::send) == want, ctx,
+                     "broadcast sent to the wrong ranks");
+        check.expect(
+            cc.recvs() == (r == root ? 0u : 1u) && cc.bytes_sent() == want.size() * m * sizeof(int),
+            ctx, "broadcast received ", cc.recvs(), " times");
+        cc.clear();
+        reduce<Topo>(cc, std::span<const int>(buf), std::span<int>(out), std::plus<>{}, root,
+                     naive);
+        want.clear();
+        for (int k = 1; r == root && k < p; ++k) want.push_back((root + k) % p);
+        check.expect(peers(cc, model::event::recv) == want && cc.sends() == (r == root ? 0u : 1u),
+                     ctx, "commutative reduce received from the wrong ranks");
+        cc.clear();
+        std::vector<Mat2> x(m), y(m);
+        reduce<Topo>(cc, std::span<const Mat2>(x), std::span<Mat2>(y), tc_test::mat_mul{}, root,
+                     naive);
+        want.clear();
+        for (int k = 1; r == 0 && k < p; ++k) want.push_back(k);
+        if (r == root && root != 0) want.push_back(0);  // the forwarded result
+        check.expect(peers(cc, model::event::recv) == want, ctx,
+                     "non-commutative reduce received from the wrong ranks");
       }
     });
   });

@@ -42,7 +42,7 @@ const char* type_name() {
 }
 
 const algorithm fixed_algorithms[] = {algorithm::automatic, algorithm::store_and_forward,
-                                      algorithm::pairwise};
+                                      algorithm::pairwise, algorithm::naive};
 // ... and on a topology of linear dimensions (Ring, Mesh<K>) both ways round.
 template <class Topo>
 std::vector<algorithm> fixed_algorithms_for() {
@@ -231,6 +231,15 @@ std::vector<msg> pairwise_schedule(int p, int r, std::size_t m) {
   return s;
 }
 
+// The lecture's naive exchange: ranks 0, 1, ..., p - 1 in turn, this one
+// skipped, one exchange of m words with each.
+std::vector<msg> naive_schedule(int p, int r, std::size_t m) {
+  std::vector<msg> s;
+  for (int q = 0; q < p && m > 0; ++q)
+    if (q != r) s.push_back({q, q, m});
+  return s;
+}
+
 // One msg per step from the recorded sendrecv calls.
 template <class C>
 std::vector<msg> recorded(const model::Counting<C>& cc) {
@@ -272,6 +281,11 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_follows_the_seed_schedules, Cfg, tc_tes
         all_to_all<Topo>(cc, in, out, options{algorithm::pairwise});
         check.equal(recorded(cc), pairwise_schedule(p, r, m), Topo::name(),
                     " pairwise schedule, m=", m, " rank ", r);
+        cc.clear();
+        all_to_all<Topo>(cc, in, out, options{algorithm::naive});
+        check.equal(recorded(cc), naive_schedule(p, r, m), Topo::name(), " naive schedule, m=", m,
+                    " rank ", r);
+        check.equal(out, exchange_expected<int>(r, p, m, 5), "naive result");
         for (const model::event& e : cc.events())
           check.expect(e.tag == detail::tag::all_to_all, "all_to_all tag");
       }

@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE simulate
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <stdexcept>
@@ -154,6 +155,99 @@ BOOST_AUTO_TEST_CASE(eq_4_10_pairwise_exchange_is_congestion_free_under_e_cube) 
   const sim::result ring = sim::simulate<tc::Hypercube<>>(sim::collective::all_to_all, 8, 1,
                                                           single(sim::network::ring(8)), cost, pw);
   BOOST_TEST(ring.max_congestion > 1);
+}
+
+// The naive baselines on a single-ported complete(p) network, from any
+// topology (algorithm::naive ignores it):
+//  * broadcast (Grama 4.1): the source's p - 1 messages one after another,
+//    exactly (p - 1)(t_s + t_w m);
+//  * all_gather (4.2): p such broadcasts, one after another, p (p - 1)(t_s + t_w m),
+//    "up to p times as long" as the broadcast;
+//  * all_to_all: the exchanges in the order 0, 1, ..., p - 1, each rank's pair
+//    {a, b} (a < b) waiting for both ranks' pairs before it, so that it ends
+//    at a + b exchange times: (2p - 3)(t_s + t_w m) against the pairwise
+//    exchange's p - 1 on the same network;
+//  * reduce: p - 1 messages into the root, which the model receives at once.
+template <class Topo>
+void naive_costs() {
+  const auto naive = forced(tc::algorithm::naive);
+  for (int p : {2, 3, 5, 7, 8, 9, 16, 31})
+    for (std::size_t m : {1, 10, 1000}) {
+      const double msg = ts + tw * m;
+      const sim::network net = single(sim::network::complete(p));
+      const sim::result b = sim::simulate<Topo>(sim::collective::broadcast, p, m, net, cost, naive);
+      BOOST_TEST(b.time == (p - 1) * msg);
+      BOOST_TEST(b.messages == static_cast<std::uint64_t>(p - 1));
+      BOOST_TEST(time_of<Topo>(sim::collective::all_gather, p, m, net, naive) == p * (p - 1) * msg);
+      BOOST_TEST(time_of<Topo>(sim::collective::all_to_all, p, m, net, naive) == (2 * p - 3) * msg);
+      const sim::result r = sim::simulate<Topo>(sim::collective::reduce, p, m, net, cost, naive);
+      BOOST_TEST(r.messages == static_cast<std::uint64_t>(p - 1));
+    }
+}
+BOOST_AUTO_TEST_CASE(naive_baselines_on_a_complete_network) {
+  naive_costs<tc::Ring>();
+  naive_costs<tc::Mesh<2>>();
+  naive_costs<tc::Hypercube<>>();
+  naive_costs<tc::Tree<3>>();
+}
+
+// Single-ported receives (receives::one_at_a_time: a rank takes one message
+// at a time) on a single-ported complete(p):
+//  * the naive reduce mirrors the naive broadcast: (p - 1)(t_s + t_w m) into
+//    the root, where receives at once take one message time;
+//  * the naive all_to_all's first messages all go to rank 0, which takes them
+//    one after another, the last arriving after p - 1 message times (the
+//    lecture's "everyone sends to the same processor at the same time"); the
+//    exchange then runs out of step and ends at (3p - 5)(t_s + t_w m) for
+//    p >= 3, against p - 1 for the pairwise exchange, which no receive port
+//    slows: each of its steps brings every rank one message;
+//  * the tree broadcast, one message into a rank at a time, is Eq. 4.1 still.
+BOOST_AUTO_TEST_CASE(single_ported_receives_queue_the_naive_baselines) {
+  const auto naive = forced(tc::algorithm::naive);
+  for (int p : {3, 4, 5, 8, 9, 16})
+    for (std::size_t m : {1, 100}) {
+      const double msg = ts + tw * m;
+      sim::network net = single(sim::network::complete(p));
+      BOOST_TEST(time_of<tc::Ring>(sim::collective::reduce, p, m, net, naive) == msg);
+      net.with(sim::receives::one_at_a_time);
+      BOOST_TEST(time_of<tc::Ring>(sim::collective::reduce, p, m, net, naive) == (p - 1) * msg);
+      const sim::traced_result a2a =
+          sim::simulate_trace<tc::Ring>(sim::collective::all_to_all, p, m, net, cost, naive);
+      BOOST_TEST(a2a.summary.time == (3 * p - 5) * msg);
+      std::vector<double> into_0;  // the arrivals at rank 0 of the first messages
+      for (const sim::timed_message& x : a2a.messages)
+        if (x.dst == 0) into_0.push_back(x.end);
+      std::sort(into_0.begin(), into_0.end());
+      BOOST_TEST(into_0.size() == static_cast<std::size_t>(p - 1));
+      for (std::size_t i = 0; i < into_0.size(); ++i) BOOST_TEST(into_0[i] == (i + 1) * msg);
+      BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::all_to_all, p, m, net,
+                                          forced(tc::algorithm::pairwise)) == (p - 1) * msg);
+      if (p == 8 || p == 16)
+        BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::broadcast, p, m, net,
+                                            forced(tc::algorithm::tree)) == log2i(p) * msg);
+    }
+}
+
+// automatic never takes algorithm::naive: from 5 ranks on its schedule is
+// never the naive one (below that the trees of the Ring and of Tree<K> with
+// p <= K are the naive star themselves, and automatic_takes names both).
+template <class Topo>
+void automatic_is_never_naive() {
+  const sim::collective naive_ones[] = {sim::collective::broadcast, sim::collective::reduce,
+                                        sim::collective::all_gather, sim::collective::all_to_all};
+  for (sim::collective k : naive_ones)
+    for (int p : {5, 8, 16})
+      for (std::size_t m : {std::size_t{1}, std::size_t{1000}, std::size_t{1} << 17}) {
+        const auto takes = sim::automatic_takes<Topo>(k, p, m, {});
+        BOOST_TEST((std::find(takes.begin(), takes.end(), tc::algorithm::naive) == takes.end()),
+                   Topo::name() << " " << sim::to_string(k) << " p " << p << " m " << m);
+      }
+}
+BOOST_AUTO_TEST_CASE(automatic_never_takes_naive) {
+  automatic_is_never_naive<tc::Ring>();
+  automatic_is_never_naive<tc::Mesh<2>>();
+  automatic_is_never_naive<tc::Hypercube<>>();
+  automatic_is_never_naive<tc::Tree<3>>();
 }
 
 // ICS 632's pipelined broadcast round a ring: (p - 2 + r)(t_s + t_w m / r),

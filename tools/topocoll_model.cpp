@@ -32,6 +32,7 @@ struct request {
   std::size_t m;
   sim::cost_params cost;
   sim::ports ports;
+  sim::receives receives;
 };
 
 topocoll::algorithm parse_algorithm(const std::string& s) {
@@ -86,9 +87,9 @@ sim::network make_network(const request& q) {
   }
   if (spec == "mesh" && q.topology == "mesh2") {
     const auto s = topocoll::Mesh<2>::sides(q.p);
-    return sim::network::mesh({s[0], s[1]}).with(q.ports);
+    return sim::network::mesh({s[0], s[1]}).with(q.ports).with(q.receives);
   }
-  return sim::network::parse(spec, q.p).with(q.ports);
+  return sim::network::parse(spec, q.p).with(q.ports).with(q.receives);
 }
 
 // Runs f.template operator()<Topo>() for the topology named.
@@ -207,6 +208,8 @@ po::options_description describe_options() {
       "th", po::value<double>()->default_value(0.0), "t_h, per hop")(
       "ports", po::value<std::string>()->default_value("multi"),
       "multi (posted sends travel at once) or single (one call at a time, the seeds' model)")(
+      "receives", po::value<std::string>()->default_value("multi"),
+      "multi (a rank takes every message at once) or single (one at a time)")(
       "algo,a", po::value<std::string>()->default_value("automatic"),
       "algorithm (options::algo); for --sweep a comma-separated list")(
       "steps", "print every message: start, end, ranks, size, hops, congestion")(
@@ -243,6 +246,9 @@ po::variables_map parse(int argc, char** argv, const po::options_description& d)
 request read_request(const po::variables_map& vm) {
   const std::string ports = vm["ports"].as<std::string>();
   if (ports != "multi" && ports != "single") throw usage_error("--ports takes multi or single");
+  const std::string receives = vm["receives"].as<std::string>();
+  if (receives != "multi" && receives != "single")
+    throw usage_error("--receives takes multi or single");
   const auto p = in_range(vm, "p", 1LL, max_p);
   const auto m = in_range(vm, "m", 0LL, max_m / p);
   const double huge = std::numeric_limits<double>::max();
@@ -253,7 +259,8 @@ request read_request(const po::variables_map& vm) {
       static_cast<int>(p),
       static_cast<std::size_t>(m),
       {in_range(vm, "ts", 0.0, huge), in_range(vm, "tw", 0.0, huge), in_range(vm, "th", 0.0, huge)},
-      ports == "single" ? sim::ports::single : sim::ports::multi};
+      ports == "single" ? sim::ports::single : sim::ports::multi,
+      receives == "single" ? sim::receives::one_at_a_time : sim::receives::at_once};
 }
 
 }  // namespace

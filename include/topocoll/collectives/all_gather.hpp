@@ -22,7 +22,10 @@
 // once on their own rank and decoded once on every other (kernels/strings.hpp).
 // options::algo: algorithm::fold (the above), algorithm::tree (gather to rank
 // 0 along the k-nomial tree of any topology, binomial unless Topo is Tree<K>,
-// then broadcast), or automatic: the one the cost model prices lower.
+// then broadcast), algorithm::naive (forced; p one-to-all broadcasts, one per
+// rank, each from its source to the p - 1 others in turn, Section 4.2's
+// baseline: (p - 1)(t_s + t_w m) per broadcast), or automatic: the one of
+// fold and tree the cost model prices lower.
 
 #include <cstddef>
 #include "../kernels/all_to_all_broadcast.hpp"
@@ -41,7 +44,7 @@ void all_gather(C& c, In&& input, Out&& output, const options& opt = {}) {
   call.cost(opt.cost);
   const std::size_t m = in.size(), mine = static_cast<std::size_t>(call.rank()) * m;
   call.size("out (p * in.size())", out.size(), static_cast<std::size_t>(call.p()) * m);
-  call.algorithm(opt.algo, {algorithm::tree, algorithm::fold});
+  call.algorithm(opt.algo, {algorithm::tree, algorithm::fold, algorithm::naive});
   const layout l = Topo::shape(call.p());
   detail::check_complete_groups<Topo>(call, l, opt.algo, {algorithm::fold},
                                       "algorithm::automatic or algorithm::tree");

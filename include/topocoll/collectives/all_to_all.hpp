@@ -20,6 +20,12 @@
 //     every packet going the shorter way round its ring, half of them each way
 //     (Section 4.5.1): about (p - 1) t_s + t_w m p^2 / 4 on a Ring, half the
 //     t_w term of Eq. 4.7, with one message at a time.
+//   algorithm::naive (forced; any topology): the lecture's naive exchange,
+//     every rank sending to ranks 0, 1, ..., p - 1 in that order (its own block
+//     copied), so all start at rank 0, which takes the p - 1 first messages one
+//     after another where a rank receives one at a time (the lecture counts p
+//     such rounds, O(t_s p^2 + t_w m p^2); simulated, single-ported, the ranks
+//     run out of step and take (3p - 5)(t_s + t_w m), doc/model.md).
 //   algorithm::automatic (default): the cheaper of the first two under
 //     options::cost (t_s + t_w * bytes per message, summed over the schedule;
 //     the concurrent form for pairwise where the sends are non-blocking).
@@ -49,8 +55,8 @@ void all_to_all(C& c, In&& input, Out&& output, const options& opt = {}) {
   detail::check_linear_dims<Topo>(
       call, opt.algo, algorithm::bidirectional,
       "algorithm::automatic, algorithm::store_and_forward or algorithm::pairwise");
-  call.algorithm(opt.algo,
-                 {algorithm::store_and_forward, algorithm::pairwise, algorithm::bidirectional});
+  call.algorithm(opt.algo, {algorithm::store_and_forward, algorithm::pairwise,
+                            algorithm::bidirectional, algorithm::naive});
   call.in_place(in, out, 0);
   detail::personalized::all_to_all<Topo>(c, Topo::shape(call.p()), in, out, opt,
                                          detail::tag::all_to_all);

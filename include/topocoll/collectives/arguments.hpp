@@ -240,7 +240,8 @@ void check_complete_groups(const call_args& call, const layout& l, algorithm a,
 // broadcast, reduce, scatter and gather: the tree on every topology, the
 // pipeline on one whose dimensions are all linear (chain_dims: Ring, Mesh<K>);
 // broadcast and reduce also in pieces (`pieces`: scatter_all_gather or
-// reduce_scatter_gather; automatic for scatter and gather, which have none).
+// reduce_scatter_gather; automatic for scatter and gather, which have none),
+// and naive, on every topology.
 template <Topology Topo>
 void check_one_to_all_algorithm(const call_args& call, algorithm a,
                                 algorithm pieces = algorithm::automatic) {
@@ -248,7 +249,7 @@ void check_one_to_all_algorithm(const call_args& call, algorithm a,
   if (pieces == algorithm::automatic)
     call.algorithm(a, {algorithm::tree, algorithm::pipelined});
   else
-    call.algorithm(a, {algorithm::tree, algorithm::pipelined, pieces});
+    call.algorithm(a, {algorithm::tree, algorithm::pipelined, pieces, algorithm::naive});
 }
 
 // An element type the personalized exchanges keep in work buffers, block by block.

@@ -18,6 +18,9 @@
 // all-to-all broadcast of the pieces, "Improving the Speed of Some
 // Communication Operations": 2 (t_s log p + t_w m (p - 1) / p) on a hypercube
 // (kernels/one_to_all_pieces.hpp).
+// algorithm::naive (forced; any topology, never chosen by automatic) is Section
+// 4.1's baseline: the root sends the p - 1 messages one after another,
+// (p - 1)(t_s + t_w m) where it has one port.
 // Strings (std::basic_string of a trivially copyable character) are encoded
 // once at the root and broadcast as bytes (kernels/strings.hpp), with the same
 // choice made for the bytes.

@@ -21,6 +21,11 @@
 // all-to-all reduction of m in p pieces, then the gather of the pieces at the
 // root, 2 (t_s log p + t_w m (p - 1) / p) on a hypercube, in rank order for
 // every associative operator (kernels/one_to_all_pieces.hpp).
+//
+// algorithm::naive (forced; any topology, never chosen by automatic) is the
+// naive broadcast's mirror: every rank sends its input straight to the root,
+// which combines the p - 1 in rank order (at rank 0, which forwards the
+// result, for a non-commutative operator and another root).
 
 #include "../kernels/one_to_all.hpp"
 #include "../kernels/one_to_all_pieces.hpp"

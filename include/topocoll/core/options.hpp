@@ -34,10 +34,13 @@ enum class algorithm {
   bidirectional,      // store-and-forward round each ring both ways (linear dimensions)
   // all_gather, reduce_scatter
   fold,  // the topology's own all-to-all broadcast / reduction, dimension by dimension
+  // the seeds' baselines (broadcast, reduce, all_gather, all_to_all), on any
+  // topology; automatic never takes them
+  naive,  // one message per pair of ranks, straight to or from each, one after another
 };
 
 // The number of algorithms: algorithm{0} .. algorithm{algorithm_count - 1}.
-inline constexpr int algorithm_count = static_cast<int>(algorithm::fold) + 1;
+inline constexpr int algorithm_count = static_cast<int>(algorithm::naive) + 1;
 
 constexpr std::string_view to_string(algorithm a) {
   constexpr std::string_view names[] = {"automatic",
@@ -52,7 +55,8 @@ constexpr std::string_view to_string(algorithm a) {
                                         "pairwise",
                                         "two_stage",
                                         "bidirectional",
-                                        "fold"};
+                                        "fold",
+                                        "naive"};
   static_assert(std::size(names) == algorithm_count, "to_string: one name per algorithm");
   const auto i = static_cast<std::size_t>(a);
   return i < std::size(names) ? names[i] : "?";

@@ -570,6 +570,15 @@ algorithm choose_reduce_scatter(const layout& l, std::size_t m, const options& o
 
 // ---- all_gather ------------------------------------------------------------------
 
+// Grama et al. 4.2, the naive all-to-all broadcast: p one-to-all broadcasts,
+// one per rank, "up to p times as long" as the fold. Block r goes from rank r
+// to every other rank (one_to_all::naive_broadcast), rank after rank; block
+// `rank` of buf already holds this rank's data.
+template <Transport C, class Blocks>
+void naive_all_gather(C& c, const Blocks& blocks, int tag) {
+  for (int r = 0; r < c.size(); ++r) one_to_all::naive_broadcast(c, blocks(r, r + 1), r, tag);
+}
+
 // all_gather's data movement on blocks at offsets off (p + 1 of them: a table,
 // or equal_blocks): `in` is rank r's data on rank r (it may be block r of buf
 // already); on exit every rank holds every block in buf.
@@ -578,6 +587,10 @@ void all_gather(C& c, const layout& l, std::span<const T> in, std::span<T> buf, 
                 algorithm algo, int tag) {
   const int rank = c.rank();
   auto blocks = [&](int lo, int hi) { return buf.subspan(off[lo], off[hi] - off[lo]); };
+  if (algo == algorithm::naive) {
+    copy_to(in, blocks(rank, rank + 1));
+    return naive_all_gather(c, blocks, tag);
+  }
   if (algo == algorithm::tree || tree_only<Topo>(l)) {
     copy_to(in, blocks(rank, rank + 1));
     const layout tl = one_to_all::tree_layout<Topo>(l.p);

@@ -373,6 +373,27 @@ void tree_gather(C& c, const layout& l, in_out<T> io, int root, int tag) {
     move_to(store.span().subspan(s.at(u), s.m), out.subspan(s.at(s.t.to_real(u)), s.m));
 }
 
+// ---- the naive baselines (algorithm::naive) ------------------------------------
+// Grama et al. 4.1, the naive one-to-all broadcast: "the source ... sends p - 1
+// messages to the other p - 1 processes", one after another, a bottleneck at
+// the source; the naive all-to-one reduction is its mirror. Both are the tree
+// sweeps above over detail::Flat, one k-nomial dimension of radix p, whose
+// root has every other rank for a child: (p - 1)(t_s + t_w m) on one port.
+template <Transport C, class T>
+void naive_broadcast(C& c, std::span<T> buf, int root, int tag) {
+  const layout l = Flat::shape(c.size());
+  broadcast_sweep(c, rooted_tree<Flat>{l, root}, buf, tag);
+}
+
+// Every rank's input straight to the root, which combines them in rank order
+// (a non-commutative operator with a root other than 0: at rank 0, which
+// forwards the result, as tree_reduce does on every topology).
+template <Transport C, class T, class Op>
+void naive_reduce(C& c, in_out<T> io, const Op& op, int root, int tag) {
+  const layout l = Flat::shape(c.size());
+  tree_reduce<Flat>(c, l, io, op, {root, tag, 0});
+}
+
 // ---- the choice ----------------------------------------------------------------
 // The tree everywhere; on a topology of linear dimensions (chain_dims: Ring,
 // Mesh<K>), the pipeline along each dimension in turn where the t_s + t_w m
@@ -385,6 +406,7 @@ bool pipelined(algorithm forced, std::size_t m, const layout& l, const cost_mode
 
 template <Topology Topo, Transport C, class T>
 void broadcast(C& c, const layout& l, std::span<T> buf, int root, const options& opt) {
+  if (opt.algo == algorithm::naive) return naive_broadcast(c, buf, root, detail::tag::broadcast);
   if constexpr (chain_dims<Topo>)
     if (pipelined<Topo, T>(opt.algo, buf.size(), l, opt.cost))
       return pipelined_broadcast(c, chains<Topo>{l, root, opt.cost}, buf, detail::tag::broadcast);
@@ -396,6 +418,7 @@ void broadcast(C& c, const layout& l, std::span<T> buf, int root, const options&
 // runs towards rank 0, which forwards the result.
 template <Topology Topo, Transport C, class T, class Op>
 void reduce(C& c, const layout& l, in_out<T> io, const Op& op, int root, const options& opt) {
+  if (opt.algo == algorithm::naive) return naive_reduce(c, io, op, root, detail::tag::reduce);
   const auto [in, out] = io;
   const std::size_t m = in.size();
   if constexpr (chain_dims<Topo>) {

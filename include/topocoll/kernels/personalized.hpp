@@ -2,7 +2,7 @@
 // Kernels of all-to-all personalized communication (total exchange), Grama et
 // al. section 4.5: every rank holds one m-element block for every rank.
 //
-// Two algorithms:
+// Three algorithms:
 //  * store_and_forward: a fold over the topology's dimensions. Every packet is
 //    named by its *relative address* rho (source -> destination); a rank always
 //    holds exactly one packet per rho, so a packet that moves lands in the same
@@ -19,6 +19,8 @@
 //    has non-blocking sends (core/nonblocking.hpp), every send is posted at
 //    once and the blocks are received in the schedule's order, so the p - 1
 //    messages overlap instead of running as p - 1 blocking rounds.
+//  * naive: the same direct exchange with the lecture's naive order, ranks 0,
+//    1, ..., p - 1 (exchange_order::naive).
 
 #include <algorithm>
 #include <array>
@@ -269,6 +271,23 @@ inline int pair_from(int v, int j, int p) {
   return is_pow2(p) ? v ^ j : (v - j + p) % p;
 }
 
+// The order in which a direct exchange meets its partners: step j = 1 .. p - 1
+// sends to partner_to(o, v, j, p) and receives from partner_from(o, v, j, p).
+//   pairwise  rank XOR j, or rank + j and rank - j mod p (Algorithm 4.10)
+//   naive     the lecture's naive exchange: ranks 0, 1, ..., p - 1 in that
+//             order, this one skipped, both ways, so every rank sends to rank
+//             0 first. Deadlock-free with blocking exchanges too: every rank
+//             meets its pairs {u, w} in increasing (min, max) order.
+enum class exchange_order { pairwise, naive };
+inline int partner_to(exchange_order o, int v, int j, int p) {
+  if (o == exchange_order::naive) return j - 1 < v ? j - 1 : j;
+  return pair_to(v, j, p);
+}
+inline int partner_from(exchange_order o, int v, int j, int p) {
+  if (o == exchange_order::naive) return j - 1 < v ? j - 1 : j;
+  return pair_from(v, j, p);
+}
+
 // Whether an empty block is a message.
 //   skipped  the ranks agree on every size (all_to_all, or all_to_all_v after
 //            its count exchange): an empty block is no message at all
@@ -296,13 +315,13 @@ exchange_blocks(Send, Recv, Local) -> exchange_blocks<Send, Recv, Local>;
 // rethrown, so no peer is left waiting for this rank and no message is left
 // unreceived.
 template <class T, Transport C, class Blocks>
-void direct_exchange_posted(C& c, const Blocks& b, empty_blocks e, int tag) {
+void direct_exchange_posted(C& c, const Blocks& b, empty_blocks e, exchange_order o, int tag) {
   const int p = c.size();
   const int v = c.rank();
   const bool skip = e == empty_blocks::skipped;
   send_batch<C, T> sb(c, to_size(p - 1));
   for (int j = 1; j < p; ++j) {
-    const int to = pair_to(v, j, p);
+    const int to = partner_to(o, v, j, p);
     const std::span<const T> s = b.send(to);
     if (!skip || !s.empty()) sb.send(to, tag, s);
   }
@@ -313,7 +332,7 @@ void direct_exchange_posted(C& c, const Blocks& b, empty_blocks e, int tag) {
     err = std::current_exception();
   }
   for (int j = 1; j < p; ++j) {
-    const int from = pair_from(v, j, p);
+    const int from = partner_from(o, v, j, p);
     const std::span<T> r = b.recv(from);
     if (skip && r.empty()) continue;
     try {
@@ -331,38 +350,42 @@ void direct_exchange_posted(C& c, const Blocks& b, empty_blocks e, int tag) {
 // that receives from it in the same round, so no wait can cycle); an error
 // ends it at once.
 template <class T, Transport C, class Blocks>
-void direct_exchange_blocking(C& c, const Blocks& b, empty_blocks e, int tag) {
+void direct_exchange_blocking(C& c, const Blocks& b, empty_blocks e, exchange_order o, int tag) {
   const int p = c.size();
   const int v = c.rank();
   const bool skip = e == empty_blocks::skipped;
   b.local();
   for (int j = 1; j < p; ++j) {
-    const int to = pair_to(v, j, p);
-    const int from = pair_from(v, j, p);
+    const int to = partner_to(o, v, j, p);
+    const int from = partner_from(o, v, j, p);
     const std::span<const T> s = b.send(to);
     const std::span<T> r = b.recv(from);
     transfer(c, skip && s.empty() ? none : to, s, skip && r.empty() ? none : from, r, tag);
   }
 }
 
-// The direct exchange of the blocks b, in the pairwise schedule.
+// The direct exchange of the blocks b, its partners in order o.
 template <class T, Transport C, class Blocks>
-void direct_exchange(C& c, const Blocks& b, empty_blocks e, int tag) {
+void direct_exchange(C& c, const Blocks& b, empty_blocks e, int tag,
+                     exchange_order o = exchange_order::pairwise) {
   if constexpr (send_batch<C, T>::nonblocking)
-    direct_exchange_posted<T>(c, b, e, tag);
+    direct_exchange_posted<T>(c, b, e, o, tag);
   else
-    direct_exchange_blocking<T>(c, b, e, tag);
+    direct_exchange_blocking<T>(c, b, e, o, tag);
 }
 
 // Blocks go straight from in to out: no copy but the rank's own block.
+// exchange_order::pairwise: algorithm::pairwise; exchange_order::naive:
+// algorithm::naive, the lecture's naive exchange.
 template <Transport C, class T>
-void pairwise(C& c, std::span<const T> in, std::span<T> out, std::size_t m, int tag) {
+void direct(C& c, in_out<T> io, std::size_t m, exchange_order o, int tag) {
+  const auto [in, out] = io;
   const std::size_t self = to_size(c.rank()) * m;
   direct_exchange<T>(c,
                      exchange_blocks{[&](int to) { return in.subspan(to_size(to) * m, m); },
                                      [&](int from) { return out.subspan(to_size(from) * m, m); },
                                      [&] { copy_to(in.subspan(self, m), out.subspan(self, m)); }},
-                     empty_blocks::skipped, tag);
+                     empty_blocks::skipped, tag, o);
 }
 
 // ---- the choice --------------------------------------------------------------
@@ -415,7 +438,8 @@ algorithm choose(const layout& l, std::size_t block_bytes, const cost_model& mod
 
 // The whole fixed-size exchange, once the arguments are checked: in and out
 // hold p blocks of m elements, or are the same elements (in-place use: in is
-// read from a private copy). opt.algo: automatic, store_and_forward or pairwise.
+// read from a private copy). opt.algo: automatic, store_and_forward,
+// bidirectional, pairwise or naive.
 template <Topology Topo, Transport C, class T>
 void all_to_all(C& c, const layout& l, std::span<const T> in, std::span<T> out, const options& opt,
                 int tag) {
@@ -438,7 +462,8 @@ void all_to_all(C& c, const layout& l, std::span<const T> in, std::span<T> out, 
                             algo == algorithm::bidirectional ? ring_way::both : ring_way::forward,
                             tag);
   else
-    pairwise(c, in, out, m, tag);
+    direct(c, in_out<T>{in, out}, m,
+           algo == algorithm::naive ? exchange_order::naive : exchange_order::pairwise, tag);
 }
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::personalized

@@ -26,6 +26,12 @@
 //                  at once, each on its own route (the default)
 //   ports::single  the kernels see a blocking transport: one call at a time per
 //                  rank, the seeds' single-ported node
+// receives() says how a rank takes the messages that reach it:
+//   receives::at_once     every message on its own route, at once (the default)
+//   receives::one_at_a_time  one at a time, in the order they were sent: a
+//                  message starts once the last one sent to the same rank
+//                  has arrived (the single-ported receive, where the naive
+//                  all_to_all's p - 1 first messages queue at rank 0)
 
 #include <bit>
 #include <cstddef>
@@ -41,6 +47,7 @@
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model {
 
 enum class ports { multi, single };
+enum class receives { at_once, one_at_a_time };
 
 class network {
  public:
@@ -73,6 +80,11 @@ class network {
     return *this;
   }
   ports port_model() const { return ports_; }
+  network& with(receives k) {
+    receives_ = k;
+    return *this;
+  }
+  receives receive_model() const { return receives_; }
   shape kind() const { return kind_; }
   int processors() const { return n_; }
   const std::vector<int>& sides() const { return sides_; }
@@ -235,6 +247,7 @@ class network {
   int n_ = 1;
   int leaves_ = 1;
   ports ports_ = ports::multi;
+  receives receives_ = receives::at_once;
 };
 
 inline std::uint64_t network::links() const {

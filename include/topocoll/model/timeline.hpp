@@ -19,7 +19,9 @@
 // send posted while an earlier one of the rank still occupies the same first
 // link starts when that one has arrived. Sends on different first links (the
 // dimensions of a hypercube, both directions of a ring, every pair of
-// complete(p)) travel at once.
+// complete(p)) travel at once. Where the network's receives are
+// one_at_a_time, a message also starts no earlier than the arrival of the
+// message sent to the same rank before it: a rank takes one at a time.
 //
 // Sends are eager (they do not wait for the receive to be posted): a blocking
 // send and the send half of a sendrecv end when the message has arrived; a
@@ -122,7 +124,10 @@ class timeline {
         trace_(trace),
         load_(net.links()),
         ranks_(static_cast<std::size_t>(log.p())),
-        posted_(static_cast<std::size_t>(log.p())) {}
+        posted_(static_cast<std::size_t>(log.p())),
+        recv_tail_(
+            net.receive_model() == receives::one_at_a_time ? static_cast<std::size_t>(log.p()) : 0,
+            -1) {}
 
   result run() {
     for (int r = 0; r < log_.p(); ++r) ready_.push(0.0, r);
@@ -151,6 +156,9 @@ class timeline {
     std::int32_t next;       // the next unmatched message of its channel
     std::int32_t next_port;  // the rank's next message queued behind it on its first link
     std::uint8_t refs, flags;
+    std::int32_t next_recv = -1;  // the next message to its destination, queued behind it
+    std::uint8_t waits = 0;       // messages ahead of it, in its queues, not yet priced
+    double ready_at = 0;          // when those ahead of it that are priced have arrived
   };
   struct rank_state {
     std::size_t pc = 0;
@@ -272,18 +280,50 @@ class timeline {
   }
 
   // Message id starts at t, or once the rank's messages ahead of it on the
-  // same first link have arrived.
+  // same first link have arrived, and (receives one_at_a_time) those sent to
+  // its destination before it.
   void inject(std::int32_t id, double t) {
-    const message& m = msgs_[static_cast<std::size_t>(id)];
+    message& m = msgs_[static_cast<std::size_t>(id)];
+    m.ready_at = t;
     const std::uint64_t port = net_.first_link(m.src, m.dst);
-    if (port == no_link) return batch_.push_back({id, t});
-    auto [it, fresh] = port_tail_.try_emplace(port, id);
-    if (fresh) return batch_.push_back({id, t});
-    message& ahead = msgs_[static_cast<std::size_t>(std::exchange(it->second, id))];
-    if (!(ahead.flags & resolved))
-      ahead.next_port = id;
-    else if (ahead.end > t)
-      deferred_.push(ahead.end, id);
+    if (port != no_link) {
+      auto [it, fresh] = port_tail_.try_emplace(port, id);
+      if (!fresh) queue_behind(std::exchange(it->second, id), id, &message::next_port);
+    }
+    if (!recv_tail_.empty() && m.src != m.dst) {
+      std::int32_t& tail = recv_tail_[static_cast<std::size_t>(m.dst)];
+      if (tail >= 0) queue_behind(tail, id, &message::next_recv);
+      tail = id;
+    }
+    if (m.waits == 0) start_at(id, t);
+  }
+
+  // Message id queued behind message `ahead` (its link `next` points at id
+  // until ahead is priced).
+  void queue_behind(std::int32_t ahead, std::int32_t id, std::int32_t message::*next) {
+    message& a = msgs_[static_cast<std::size_t>(ahead)];
+    message& m = msgs_[static_cast<std::size_t>(id)];
+    if (!(a.flags & resolved)) {
+      a.*next = id;
+      ++m.waits;
+    } else {
+      m.ready_at = std::max(m.ready_at, a.end);
+    }
+  }
+
+  // The message queued behind one that has been priced to arrive at `end`.
+  void unblock(std::int32_t id, double end) {
+    if (id < 0) return;
+    message& m = msgs_[static_cast<std::size_t>(id)];
+    m.ready_at = std::max(m.ready_at, end);
+    if (--m.waits == 0) deferred_.push(m.ready_at, id);
+  }
+
+  // Message id, nothing ahead of it unpriced, starts once those have arrived.
+  void start_at(std::int32_t id, double t) {
+    const double at = msgs_[static_cast<std::size_t>(id)].ready_at;
+    if (at > t)
+      deferred_.push(at, id);
     else
       batch_.push_back({id, t});
   }
@@ -313,7 +353,8 @@ class timeline {
           net_.route(m.src, m.dst, [&](std::uint64_t l) { c = std::max(c, load_.get(l)); });
       m.end = t + cost_.t_s + cost_.t_h * hops + cost_.t_w * static_cast<double>(m.count) * c;
       m.flags |= resolved;
-      if (m.next_port >= 0) deferred_.push(m.end, m.next_port);
+      unblock(m.next_port, m.end);
+      unblock(m.next_recv, m.end);
       res_.max_congestion = std::max(res_.max_congestion, c);
       retiring_.push(m.end, b.id);
       if (m.flags & sender_waits) ready_.push(m.end, m.src);
@@ -335,6 +376,8 @@ class timeline {
         });
         if (auto it = port_tail_.find(port); it != port_tail_.end() && it->second == id)
           port_tail_.erase(it);
+        if (!recv_tail_.empty() && recv_tail_[static_cast<std::size_t>(m.dst)] == id)
+          recv_tail_[static_cast<std::size_t>(m.dst)] = -1;
         release(id);
       }
   }
@@ -383,6 +426,8 @@ class timeline {
   std::vector<std::int32_t> free_;
   std::unordered_map<std::uint64_t, std::int32_t>
       port_tail_;  // link -> last message injected on it
+  // receives one_at_a_time: rank -> the last message sent to it
+  std::vector<std::int32_t> recv_tail_;
   std::vector<pending> batch_;
   calendar ready_, retiring_, deferred_;  // ranks to run; messages to retire; queued injections
   int finished_ = 0;

@@ -198,6 +198,18 @@ struct Tree : detail::xor_or_shift_relabel, detail::any_p<Tree<K>> {
   }
 };
 
+namespace detail {
+// The naive baselines' topology (algorithm::naive): one k-nomial dimension of
+// radix p, so that the root's children are all the other ranks, p - 1 edges
+// out of one node. Any p; a root becomes virtual rank 0 by the shift.
+struct Flat : shift_relabel, any_p<Flat> {
+  static constexpr dim_kind kind = dim_kind::knomial;
+  static std::string name() { return "flat"; }
+  static constexpr layout shape(int p) { return layout::uniform(p, p, 1); }
+  static constexpr fold_map folding(const layout& l) { return {l.p, 0}; }
+};
+}  // namespace detail
+
 // A Topology policy as the collectives use it.
 template <class T>
 concept Topology = requires(int p, const layout& l, int r) {
@@ -211,6 +223,7 @@ concept Topology = requires(int p, const layout& l, int r) {
   { T::to_real(l, r, r) } -> std::convertible_to<int>;
   { T::folding(l) } -> std::same_as<detail::fold_map>;
 };
+static_assert(Topology<detail::Flat>);
 
 // The k-nomial tree a topology runs algorithm::tree on (all_gather,
 // all_reduce, reduce_scatter): its own for Tree<K>, the binomial tree (a
