@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <topocoll/model/counting.hpp>
@@ -534,6 +536,44 @@ BOOST_AUTO_TEST_CASE(first_link_is_the_routes_first) {
         });
         BOOST_TEST(n.first_link(a, b) == first, n.name() << " " << a << " -> " << b);
       }
+}
+
+// The linear array and the mesh without wrap-around: routes straight along
+// each line, no link past an edge, first_link the route's first; parse and
+// name.
+BOOST_AUTO_TEST_CASE(routes_without_wrap_around) {
+  auto hops = [](const sim::network& n, int a, int b) {
+    std::uint64_t first = sim::network::no_link;
+    const int h = n.route(a, b, [&](std::uint64_t l) {
+      BOOST_TEST(l < n.links());
+      if (first == sim::network::no_link) first = l;
+    });
+    BOOST_TEST(n.first_link(a, b) == first, n.name() << " " << a << " -> " << b);
+    return h;
+  };
+  const auto line = sim::network::linear(8);
+  BOOST_TEST(hops(line, 0, 7) == 7);  // a ring's 1
+  BOOST_TEST(hops(line, 7, 0) == 7);
+  BOOST_TEST(hops(line, 6, 1) == 5);
+  BOOST_TEST(hops(line, 3, 3) == 0);
+  const auto mesh = sim::network::open_mesh({4, 4});
+  BOOST_TEST(hops(mesh, 0, 15) == 6);  // the torus's 2
+  BOOST_TEST(hops(mesh, 15, 0) == 6);
+  BOOST_TEST(hops(mesh, 0, 10) == 4);
+  BOOST_TEST(hops(mesh, 3, 12) == 6);
+  for (const sim::network& n : {sim::network::linear(7), sim::network::open_mesh({3, 4}),
+                                sim::network::open_mesh({2, 3, 4})})
+    for (int a = 0; a < n.processors(); ++a)
+      for (int b = 0; b < n.processors(); ++b) {
+        int want = 0, stride = 1;  // the sum of the distances along each side
+        for (auto side = n.sides().rbegin(); side != n.sides().rend(); stride *= *side++)
+          want += std::abs((a / stride) % *side - (b / stride) % *side);
+        BOOST_TEST(hops(n, a, b) == want, n.name() << " " << a << " -> " << b);
+      }
+  BOOST_TEST(sim::network::parse("linear", 8).name() == "linear(8)");
+  BOOST_TEST(sim::network::parse("open_mesh", 12).name() == "open_mesh(4x3)");
+  BOOST_TEST(sim::network::parse("open_mesh:2x3x4", 24).name() == "open_mesh(2x3x4)");
+  BOOST_TEST(sim::network::parse("open_mesh:2x3", 6).links() == 24u);
 }
 
 // A schedule in which a receive is never matched ends with an exception

@@ -85,9 +85,11 @@ sim::network make_network(const request& q) {
            : t == "hypercube"        ? "hypercube"
                                      : "tree";
   }
-  if (spec == "mesh" && q.topology == "mesh2") {
+  if ((spec == "mesh" || spec == "open_mesh") && q.topology == "mesh2") {
     const auto s = topocoll::Mesh<2>::sides(q.p);
-    return sim::network::mesh({s[0], s[1]}).with(q.ports).with(q.receives);
+    sim::network n =
+        spec == "mesh" ? sim::network::mesh({s[0], s[1]}) : sim::network::open_mesh({s[0], s[1]});
+    return n.with(q.ports).with(q.receives);
   }
   return sim::network::parse(spec, q.p).with(q.ports).with(q.receives);
 }
@@ -199,8 +201,10 @@ po::options_description describe_options() {
       "topology,t", po::value<std::string>()->default_value("hypercube"),
       "the algorithm's topology: ring, mesh2, mesh3, hypercube, tree2, tree4, tree8")(
       "network,n", po::value<std::string>()->default_value("matching"),
-      "matching (the topology's own), ring, mesh, mesh:AxB..., hypercube, tree, complete")(
-      "p", po::value<long long>()->default_value(8), "ranks, 1 to 2^28")(
+      "matching (the topology's own), ring, linear, mesh, mesh:AxB..., open_mesh, "
+      "open_mesh:AxB..., "
+      "hypercube, tree, complete")("p", po::value<long long>()->default_value(8),
+                                   "ranks, 1 to 2^28")(
       "m", po::value<long long>()->default_value(16),
       "elements per rank (per block), 0 to 2^40 / p")(
       "ts", po::value<double>()->default_value(100.0), "t_s, per message")(

@@ -10,14 +10,20 @@
 //                                 side varies fastest; dimension-order routing,
 //                                 the fastest-varying dimension first (stride 1,
 //                                 as layout dimension 0), each the shorter way
+//   network::linear(p)            p processors in a line, no wrap-around (Grama's
+//                                 linear array): straight along it
+//   network::open_mesh({a, b, ...})  a mesh without wrap-around, sides and
+//                                 dimension-order routing as mesh's, each
+//                                 dimension straight along its line
 //   network::hypercube(d)         2^d processors; E-cube routing (differing bits,
 //                                 lowest first)
 //   network::tree(p)              p processors at the leaves of a balanced binary
 //                                 tree of switches (Grama Figure 4.7): up to the
 //                                 lowest common switch and down again
 //   network::complete(p)          a link between every ordered pair
-//   network::parse(spec, p)       "ring", "mesh:4x4", "hypercube", "tree",
-//                                 "complete" (the program's --network)
+//   network::parse(spec, p)       "ring", "linear", "mesh:4x4", "open_mesh:4x4",
+//                                 "hypercube", "tree", "complete" (the
+//                                 program's --network)
 //
 // Links are directed: a route is the list of link ids route(src, dst) passes;
 // links() bounds the ids. ports() says how a rank's posted sends go out:
@@ -51,7 +57,7 @@ enum class receives { at_once, one_at_a_time };
 
 class network {
  public:
-  enum class shape { ring, mesh, hypercube, tree, complete };
+  enum class shape { ring, mesh, hypercube, tree, complete, linear, open_mesh };
 
   static network ring(int p) { return network(shape::ring, {positive("ring", p)}); }
   static network mesh(std::vector<int> sides) {
@@ -61,6 +67,15 @@ class network {
     return network(shape::mesh, std::move(sides));
   }
   static network mesh(std::initializer_list<int> sides) { return mesh(std::vector<int>(sides)); }
+  static network linear(int p) { return network(shape::linear, {positive("linear", p)}); }
+  static network open_mesh(std::vector<int> sides) {
+    network n = mesh(std::move(sides));
+    n.kind_ = shape::open_mesh;
+    return n;
+  }
+  static network open_mesh(std::initializer_list<int> sides) {
+    return open_mesh(std::vector<int>(sides));
+  }
   static network hypercube(int d) {
     if (d < 0 || d > 28)
       throw std::invalid_argument("topocoll::model::network::hypercube: dimension " +
@@ -102,14 +117,16 @@ class network {
     const auto s = static_cast<std::uint64_t>(src);
     switch (kind_) {
       case shape::ring:
-        return 2 * s + (up(src, dst, n_, 1) ? 0 : 1);
-      case shape::mesh: {
+      case shape::linear:
+        return 2 * s + (up(src, dst, n_, 1, wraps()) ? 0 : 1);
+      case shape::mesh:
+      case shape::open_mesh: {
         const auto k = static_cast<std::uint64_t>(sides_.size());
         int stride = 1;
         for (std::uint64_t dim = 0; dim < k; ++dim) {
           const int n = sides_[static_cast<std::size_t>(k - 1 - dim)];
           if ((src / stride) % n != (dst / stride) % n)
-            return 2 * (s * k + dim) + (up(src, dst, n, stride) ? 0 : 1);
+            return 2 * (s * k + dim) + (up(src, dst, n, stride, wraps()) ? 0 : 1);
           stride *= n;
         }
         return no_link;
@@ -131,8 +148,10 @@ class network {
   int route(int src, int dst, F&& f) const {
     switch (kind_) {
       case shape::ring:
-        return ring_route(src, dst, n_, 1, 0, 1, f);
+      case shape::linear:
+        return ring_route(src, dst, n_, 1, 0, 1, wraps(), f);
       case shape::mesh:
+      case shape::open_mesh:
         return mesh_route(src, dst, f);
       case shape::hypercube:
         return cube_route(src, dst, f);
@@ -152,7 +171,7 @@ class network {
     n_ = 1;
     if (k == shape::hypercube) {
       n_ = 1 << sides_[0];
-    } else if (k == shape::mesh) {
+    } else if (k == shape::mesh || k == shape::open_mesh) {
       long long n = 1;
       for (int s : sides_) {
         n *= s;
@@ -174,20 +193,26 @@ class network {
     return p;
   }
 
-  // Along one ring of n positions whose processors lie `stride` apart, from
-  // coordinate a to b; link id base + 2 * (node * k + dim) + direction.
-  // Whether the way from src to dst along a ring of n positions, stride
-  // apart, goes up (the shorter way; a tie goes up).
-  static bool up(int src, int dst, int n, int stride) {
+  // Whether the links wrap around (ring, mesh) or end at the edges (linear,
+  // open_mesh).
+  bool wraps() const { return kind_ == shape::ring || kind_ == shape::mesh; }
+
+  // Whether the way from src to dst along a ring (wrap) or line of n
+  // positions, stride apart, goes up: on a ring the shorter way, a tie up;
+  // on a line towards dst.
+  static bool up(int src, int dst, int n, int stride, bool wrap) {
     const int a = (src / stride) % n, b = (dst / stride) % n;
+    if (!wrap) return b >= a;
     return 2 * (((b - a) % n + n) % n) <= n;
   }
 
+  // Along one ring or line of n positions whose processors lie `stride`
+  // apart, from coordinate a to b; link id 2 * (node * ndims + dim) + direction.
   template <class F>
-  static int ring_route(int src, int dst, int n, int stride, int dim, int ndims, F& f) {
+  static int ring_route(int src, int dst, int n, int stride, int dim, int ndims, bool wrap, F& f) {
     const int a = (src / stride) % n, b = (dst / stride) % n;
     const int fwd = ((b - a) % n + n) % n;
-    const bool up = network::up(src, dst, n, stride);
+    const bool up = network::up(src, dst, n, stride, wrap);
     const int hops = up ? fwd : n - fwd;
     int node = src, c = a;
     for (int h = 0; h < hops; ++h) {
@@ -208,7 +233,7 @@ class network {
     for (int j = k - 1; j >= 0; --j) {  // the last side varies fastest: dimension 0
       const int dim = k - 1 - j, n = sides_[static_cast<std::size_t>(j)];
       const int target = at + ((dst / stride) % n - (at / stride) % n) * stride;
-      hops += ring_route(at, target, n, stride, dim, k, f);
+      hops += ring_route(at, target, n, stride, dim, k, wraps(), f);
       at = target;
       stride *= n;
     }
@@ -254,8 +279,10 @@ inline std::uint64_t network::links() const {
   const auto n = static_cast<std::uint64_t>(n_);
   switch (kind_) {
     case shape::ring:
+    case shape::linear:
       return 2 * n;
     case shape::mesh:
+    case shape::open_mesh:
       return 2 * n * sides_.size();
     case shape::hypercube:
       return n * static_cast<std::uint64_t>(sides_[0]);
@@ -271,8 +298,11 @@ inline std::string network::name() const {
   switch (kind_) {
     case shape::ring:
       return "ring(" + std::to_string(n_) + ")";
-    case shape::mesh: {
-      std::string s = "mesh(";
+    case shape::linear:
+      return "linear(" + std::to_string(n_) + ")";
+    case shape::mesh:
+    case shape::open_mesh: {
+      std::string s = kind_ == shape::mesh ? "mesh(" : "open_mesh(";
       for (std::size_t i = 0; i < sides_.size(); ++i)
         s += (i ? "x" : "") + std::to_string(sides_[i]);
       return s + ")";
@@ -287,10 +317,42 @@ inline std::string network::name() const {
   return "?";
 }
 
+namespace detail {
+// The sides of "mesh:AxB..." after the colon at `colon`; none given: the
+// square-ish pair from the factors of p, as Mesh<2>.
+inline std::vector<int> parse_sides(std::string_view spec, std::size_t colon, int p) {
+  if (colon == std::string_view::npos) {
+    int a = 1;  // the largest factor of p not above sqrt(p)
+    for (int f = 1; static_cast<long long>(f) * f <= p; ++f)
+      if (p % f == 0) a = f;
+    return {p / a, a};
+  }
+  std::vector<int> sides;
+  std::string rest(spec.substr(colon + 1));
+  std::size_t at = 0;
+  while (at <= rest.size()) {
+    const std::size_t x = rest.find('x', at);
+    const std::string part = rest.substr(at, x == std::string::npos ? std::string::npos : x - at);
+    try {
+      std::size_t used = 0;
+      sides.push_back(std::stoi(part, &used));
+      if (used != part.size()) throw std::invalid_argument(part);
+    } catch (const std::exception&) {
+      throw std::invalid_argument("topocoll::model::network::parse: mesh side \"" + part +
+                                  "\" in \"" + std::string(spec) + "\" is not a number");
+    }
+    if (x == std::string::npos) break;
+    at = x + 1;
+  }
+  return sides;
+}
+}  // namespace detail
+
 inline network network::parse(std::string_view spec, int p) {
   const auto colon = spec.find(':');
   const std::string_view head = spec.substr(0, colon);
   if (head == "ring") return ring(p);
+  if (head == "linear") return linear(p);
   if (head == "tree") return tree(p);
   if (head == "complete") return complete(p);
   if (head == "hypercube") {
@@ -298,35 +360,12 @@ inline network network::parse(std::string_view spec, int p) {
     while ((1LL << d) < p) ++d;
     return hypercube(d);
   }
-  if (head == "mesh") {
-    std::vector<int> sides;
-    if (colon == std::string_view::npos) {
-      int a = 1;  // the largest factor of p not above sqrt(p)
-      for (int f = 1; static_cast<long long>(f) * f <= p; ++f)
-        if (p % f == 0) a = f;
-      return mesh({p / a, a});
-    }
-    std::string rest(spec.substr(colon + 1));
-    std::size_t at = 0;
-    while (at <= rest.size()) {
-      const std::size_t x = rest.find('x', at);
-      const std::string part = rest.substr(at, x == std::string::npos ? std::string::npos : x - at);
-      try {
-        std::size_t used = 0;
-        sides.push_back(std::stoi(part, &used));
-        if (used != part.size()) throw std::invalid_argument(part);
-      } catch (const std::exception&) {
-        throw std::invalid_argument("topocoll::model::network::parse: mesh side \"" + part +
-                                    "\" in \"" + std::string(spec) + "\" is not a number");
-      }
-      if (x == std::string::npos) break;
-      at = x + 1;
-    }
-    return mesh(sides);
-  }
-  throw std::invalid_argument("topocoll::model::network::parse: unknown network shape \"" +
-                              std::string(spec) +
-                              "\" (ring, mesh, mesh:AxB..., hypercube, tree, complete)");
+  if (head == "mesh") return mesh(detail::parse_sides(spec, colon, p));
+  if (head == "open_mesh") return open_mesh(detail::parse_sides(spec, colon, p));
+  throw std::invalid_argument(
+      "topocoll::model::network::parse: unknown network shape \"" + std::string(spec) +
+      "\" (ring, linear, mesh, mesh:AxB..., open_mesh, open_mesh:AxB..., hypercube, tree, "
+      "complete)");
 }
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model
