@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <functional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include <topocoll/model/svg.hpp>
@@ -195,6 +196,28 @@ BOOST_AUTO_TEST_CASE(hypercube_broadcast_and_reduce_in_pieces_take_2_log_p_round
   BOOST_TEST(rd.rounds == 6);
   BOOST_TEST(rd.messages.size() == 24u + 7u);
   BOOST_TEST(sizes_follow(rd, [&](int k) { return sizes[static_cast<std::size_t>(6 - k)]; }));
+}
+
+// Figure 4.3: the reduction on a linear array of 8 (the Ring's tree, the
+// mirror of the farthest-first broadcast): odd to even (1 -> 0, 3 -> 2,
+// 5 -> 4, 7 -> 6), then 2 -> 0 and 6 -> 4, then 4 -> 0, one step each, every
+// message m.
+BOOST_AUTO_TEST_CASE(ring_reduce_follows_figure_4_3) {
+  auto s = drawn(8, [](auto& c) {
+    std::vector<int> in(m, c.rank()), out(c.rank() == 0 ? m : 0);
+    tc::reduce<tc::Ring>(c, std::span<const int>(in), std::span<int>(out), std::plus<>{}, 0,
+                         {tc::algorithm::tree});
+  });
+  using edge = std::pair<int, int>;
+  const std::vector<std::vector<edge>> figure{
+      {{1, 0}, {3, 2}, {5, 4}, {7, 6}}, {{2, 0}, {6, 4}}, {{4, 0}}};
+  BOOST_TEST(s.rounds == 3);
+  std::vector<std::vector<edge>> got(3);
+  for (const tc::model::message& msg : s.messages)
+    got[static_cast<std::size_t>(msg.round - 1)].emplace_back(msg.src, msg.dest);
+  BOOST_TEST((got == figure));  // messages are ordered by round, then source
+  BOOST_TEST(sizes_follow(s, [](int) { return m; }));
+  BOOST_TEST(s.cost(10.0, 1.0) == 3 * (10.0 + m));
 }
 
 // Section 4.5.1: both ways round the ring, p = 8: m(4 + 3 + 2 + 1) forward

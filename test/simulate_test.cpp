@@ -350,6 +350,32 @@ BOOST_AUTO_TEST_CASE(linear_array_broadcast_nearest_first_congests) {
   BOOST_TEST(near.messages.front().dst == 1);  // nearest first
 }
 
+// Figure 4.3: the reduction on a linear array of 8 (the Ring's tree) takes
+// the figure's steps on linear(8), each congestion-free: 1 -> 0, 3 -> 2,
+// 5 -> 4, 7 -> 6 at t = 0, then 2 -> 0 and 6 -> 4, then 4 -> 0;
+// 3 (t_s + t_w m) in all.
+BOOST_AUTO_TEST_CASE(figure_4_3_reduction_on_a_linear_array) {
+  const std::vector<std::vector<std::pair<int, int>>> steps{
+      {{1, 0}, {3, 2}, {5, 4}, {7, 6}}, {{2, 0}, {6, 4}}, {{4, 0}}};
+  for (std::size_t m : {1, 20, 500}) {
+    const double step = ts + tw * static_cast<double>(m);
+    const sim::traced_result t = sim::simulate_trace<tc::Ring>(sim::collective::reduce, 8, m,
+                                                               single(sim::network::linear(8)),
+                                                               cost, forced(tc::algorithm::tree));
+    BOOST_TEST(t.summary.time == 3 * step);
+    BOOST_TEST(t.summary.max_congestion == 1);
+    std::vector<std::vector<std::pair<int, int>>> got(3);
+    for (const sim::timed_message& x : t.messages) {
+      const auto k = static_cast<std::size_t>(x.start / step);
+      BOOST_TEST_REQUIRE(k < got.size());
+      BOOST_TEST(x.start == k * step);
+      got[k].emplace_back(x.src, x.dst);
+    }
+    for (auto& g : got) std::sort(g.begin(), g.end());
+    BOOST_TEST((got == steps));
+  }
+}
+
 // The simulator's message count is what the kernels send on a real
 // transport: model::Counting over loopback, doubles, the same options.
 BOOST_AUTO_TEST_CASE(message_counts_match_a_real_run) {
