@@ -316,19 +316,30 @@ BOOST_AUTO_TEST_CASE(hypercube_all_gather_on_a_ring_congests_its_last_step) {
 }
 
 namespace {
-// The hypercube broadcast with virtual rank v on real rank bitreverse(v):
-// the library's kernel, relabelled so that on a linear array it sends to the
-// NEAREST node first (0 -> 1; 0 -> 2, 1 -> 3; 0 -> 4, ...), the order Grama
-// Section 4.1.1 warns against.
-struct NearestFirst : tc::Hypercube<3> {
-  static std::string name() { return "NearestFirst"; }
-  static constexpr int reverse(int v) { return ((v & 1) << 2) | (v & 2) | ((v >> 2) & 1); }
+// The hypercube broadcast with virtual rank v on real rank bitreverse(v) (the
+// D bits reversed): the library's kernel takes the dimensions high to low
+// (Algorithm 4.2's mask loop), this relabelling of it low to high.
+template <int D>
+struct DimensionsLowToHigh : tc::Hypercube<D> {
+  static std::string name() { return "DimensionsLowToHigh<" + std::to_string(D) + ">"; }
+  static constexpr int reverse(int v) {
+    int r = 0;
+    for (int i = 0; i < D; ++i) r |= ((v >> i) & 1) << (D - 1 - i);
+    return r;
+  }
   static constexpr int to_virtual(const tc::layout&, int rank, int root) {
     return reverse(rank) ^ reverse(root);
   }
   static constexpr int to_real(const tc::layout&, int v, int root) {
     return reverse(v ^ reverse(root));
   }
+};
+
+// On a linear array the low-to-high order sends to the NEAREST node first (0
+// -> 1; 0 -> 2, 1 -> 3; 0 -> 4, ...), the order Grama Section 4.1.1 warns
+// against.
+struct NearestFirst : DimensionsLowToHigh<3> {
+  static std::string name() { return "NearestFirst"; }
 };
 }  // namespace
 
@@ -374,6 +385,40 @@ BOOST_AUTO_TEST_CASE(figure_4_3_reduction_on_a_linear_array) {
     for (auto& g : got) std::sort(g.begin(), g.end());
     BOOST_TEST((got == steps));
   }
+}
+
+// Section 4.1.3: the broadcast on hypercube(d) is congestion-free with the
+// dimensions taken high to low (the library's kernel, Algorithm 4.2) and low
+// to high (the same kernel relabelled, DimensionsLowToHigh): both
+// (t_s + t_w m) log p, c = 1, single- and multi-ported. The library has no
+// option for the order; a topology policy chooses it.
+template <int D>
+void both_dimension_orders() {
+  const int p = 1 << D;
+  const auto tree = forced(tc::algorithm::tree);
+  for (std::size_t m : {1, 10, 1000})
+    for (sim::ports k : {sim::ports::single, sim::ports::multi}) {
+      const auto net = sim::network::hypercube(D).with(k);
+      const sim::result high =
+          sim::simulate<tc::Hypercube<D>>(sim::collective::broadcast, p, m, net, cost, tree);
+      const sim::result low =
+          sim::simulate<DimensionsLowToHigh<D>>(sim::collective::broadcast, p, m, net, cost, tree);
+      BOOST_TEST(high.time == D * (ts + tw * static_cast<double>(m)));
+      BOOST_TEST(low.time == high.time);
+      BOOST_TEST(high.max_congestion == 1);
+      BOOST_TEST(low.max_congestion == 1);
+      BOOST_TEST(low.messages == static_cast<std::uint64_t>(p - 1));
+    }
+}
+BOOST_AUTO_TEST_CASE(section_4_1_3_both_dimension_orders_are_congestion_free_on_a_hypercube) {
+  both_dimension_orders<1>();
+  both_dimension_orders<3>();
+  both_dimension_orders<4>();
+  both_dimension_orders<6>();
+  // the low-to-high order starts along dimension 0
+  const sim::traced_result t = sim::simulate_trace<DimensionsLowToHigh<4>>(
+      sim::collective::broadcast, 16, 5, cube(16), cost, forced(tc::algorithm::tree));
+  BOOST_TEST(t.messages.front().dst == 1);
 }
 
 // The simulator's message count is what the kernels send on a real
