@@ -421,6 +421,24 @@ BOOST_AUTO_TEST_CASE(section_4_1_3_both_dimension_orders_are_congestion_free_on_
   BOOST_TEST(t.messages.front().dst == 1);
 }
 
+// Figure 4.7: the broadcast (Hypercube<>'s tree: 0 -> p/2 first) on a
+// balanced binary tree of switches, processors at the leaves, is
+// congestion-free: c = 1, and with t_h per hop step k (from 1) crosses
+// 2 (log p - k + 1) links: (t_s + t_w m) log p + t_h log p (log p + 1).
+BOOST_AUTO_TEST_CASE(figure_4_7_broadcast_on_a_tree_of_switches_is_congestion_free) {
+  const sim::cost_params hops{.t_s = ts, .t_w = tw, .t_h = 10};
+  for (int p : {2, 8, 16, 64})
+    for (std::size_t m : {1, 10, 1000})
+      for (sim::ports k : {sim::ports::single, sim::ports::multi}) {
+        const int d = log2i(p);
+        const sim::result r = sim::simulate<tc::Hypercube<>>(sim::collective::broadcast, p, m,
+                                                             sim::network::tree(p).with(k), hops,
+                                                             forced(tc::algorithm::tree));
+        BOOST_TEST(r.max_congestion == 1);
+        BOOST_TEST(r.time == d * (ts + tw * static_cast<double>(m)) + 10.0 * d * (d + 1));
+      }
+}
+
 // The simulator's message count is what the kernels send on a real
 // transport: model::Counting over loopback, doubles, the same options.
 BOOST_AUTO_TEST_CASE(message_counts_match_a_real_run) {
