@@ -439,6 +439,27 @@ BOOST_AUTO_TEST_CASE(figure_4_7_broadcast_on_a_tree_of_switches_is_congestion_fr
       }
 }
 
+// Section 4.4: scatter and gather cost t_s log p + t_w m (p - 1) on a linear
+// array (the Ring's tree on linear(p)) and on a 2-D mesh without wrap-around
+// (Mesh<2>'s on open_mesh, sides as Mesh<2>::sides gives them), c = 1.
+BOOST_AUTO_TEST_CASE(scatter_and_gather_on_a_linear_array_and_a_2d_mesh) {
+  for (int p : {2, 4, 8, 16, 64})
+    for (std::size_t m : {1, 9, 100}) {
+      const double want = ts * log2i(p) + tw * static_cast<double>(m) * (p - 1);
+      const auto s = tc::Mesh<2>::sides(p);
+      const auto line = single(sim::network::linear(p));
+      const auto mesh = single(sim::network::open_mesh({s[0], s[1]}));
+      for (sim::collective k : {sim::collective::scatter, sim::collective::gather}) {
+        const sim::result a = sim::simulate<tc::Ring>(k, p, m, line, cost);
+        const sim::result b = sim::simulate<tc::Mesh<2>>(k, p, m, mesh, cost);
+        BOOST_TEST(a.time == want, sim::to_string(k) << " p " << p << " m " << m);
+        BOOST_TEST(b.time == want, sim::to_string(k) << " p " << p << " m " << m);
+        BOOST_TEST(a.max_congestion == 1);
+        BOOST_TEST(b.max_congestion == 1);
+      }
+    }
+}
+
 // The simulator's message count is what the kernels send on a real
 // transport: model::Counting over loopback, doubles, the same options.
 BOOST_AUTO_TEST_CASE(message_counts_match_a_real_run) {
