@@ -49,8 +49,8 @@ struct affine {
 };
 
 const std::vector<std::string> collectives = {
-    "broadcast", "reduce",  "all_reduce", "all_gather", "reduce_scatter", "scan",
-    "exclusive_scan", "scatter", "gather", "all_to_all", "all_to_all_v"};
+    "broadcast",      "reduce",  "all_reduce", "all_gather", "reduce_scatter", "scan",
+    "exclusive_scan", "scatter", "gather",     "all_to_all", "all_to_all_v"};
 const std::vector<std::string> topologies = {"ring", "mesh2", "hypercube", "tree3"};
 const std::vector<std::string> costs = {"random", "zero_ts", "nan_ts", "neg_tw", "inf_tc"};
 // mixed: one of the first three per rank; partial_off_root: partial on the
@@ -62,18 +62,17 @@ const std::vector<std::string> count_faults = {"own_less", "own_more", "other_mo
 
 // One case: what it draws, as words (a corpus line).
 struct params {
-  std::string coll = "all_reduce", topo = "ring", algo = "automatic", op = "plus",
-              cost = "default", arrange = "disjoint", counts = "match", a2av = "known",
-              unused = "full";
+  std::string coll = "all_reduce", topo = "ring", algo = "automatic", op = "plus", cost = "default",
+              arrange = "disjoint", counts = "match", a2av = "known", unused = "full";
   int p = 2, root = 0;
   std::size_t m = 1;
   std::uint64_t salt = 0;  // the values and the per-rank draws
 };
 
 std::map<std::string, std::string*> words_of(params& q) {
-  return {{"coll", &q.coll},     {"topo", &q.topo},       {"algo", &q.algo},
-          {"op", &q.op},         {"cost", &q.cost},       {"arrange", &q.arrange},
-          {"counts", &q.counts}, {"a2av", &q.a2av},       {"unused", &q.unused}};
+  return {{"coll", &q.coll},     {"topo", &q.topo}, {"algo", &q.algo},
+          {"op", &q.op},         {"cost", &q.cost}, {"arrange", &q.arrange},
+          {"counts", &q.counts}, {"a2av", &q.a2av}, {"unused", &q.unused}};
 }
 
 std::string line_of(params q) {
@@ -135,14 +134,13 @@ params draw(std::mt19937_64& e) {
   q.topo = pick(topologies, e);
   q.p = between(e, 0, 9) ? between(e, 1, 9) : between(e, 10, 33);
   const int size = between(e, 0, 99);
-  q.m = static_cast<std::size_t>(size < 60 ? between(e, 0, 5)
+  q.m = static_cast<std::size_t>(size < 60   ? between(e, 0, 5)
                                  : size < 85 ? between(e, 6, 40)
                                              : between(e, 200, 3000));
-  q.root = between(e, 0, 19) ? between(e, 0, q.p - 1)
-                             : std::vector<int>{-1, q.p, q.p + 7}[e() % 3];
+  q.root = between(e, 0, 19) ? between(e, 0, q.p - 1) : std::vector<int>{-1, q.p, q.p + 7}[e() % 3];
   if (between(e, 0, 1))
-    q.algo = std::string(tc::to_string(static_cast<tc::algorithm>(
-        between(e, 1, tc::algorithm_count - 1))));
+    q.algo = std::string(
+        tc::to_string(static_cast<tc::algorithm>(between(e, 1, tc::algorithm_count - 1))));
   q.op = between(e, 0, 1) ? "plus" : "affine";
   if (between(e, 0, 3) == 0) q.cost = pick(costs, e);
   const int a = between(e, 0, 19);
@@ -199,7 +197,8 @@ struct counts {
 counts counts_of(const params& q) {
   const auto p = static_cast<std::size_t>(q.p);
   std::mt19937_64 e(q.salt ^ 0xc0);
-  counts k{std::vector(p, std::vector<std::size_t>(p)), std::vector(p, std::vector<std::size_t>(p))};
+  counts k{std::vector(p, std::vector<std::size_t>(p)),
+           std::vector(p, std::vector<std::size_t>(p))};
   for (auto& row : k.send)
     for (auto& n : row) n = e() % 4;
   const std::size_t f = e() % p, next = (f + 1) % p;
@@ -237,7 +236,8 @@ struct rank_buf {
 // Lengths of in and out on rank r, whether it uses each, and the offset of
 // the shorter inside the longer in the in-place arrangement.
 std::size_t shape(const params& q, const counts& k, int r, rank_buf& b) {
-  const std::size_t m = q.m, pm = m * static_cast<std::size_t>(q.p), rs = static_cast<std::size_t>(r);
+  const std::size_t m = q.m, pm = m * static_cast<std::size_t>(q.p),
+                    rs = static_cast<std::size_t>(r);
   const bool root = r == (bad_root(q) ? 0 : q.root), full = q.unused == "full";
   const std::string& c = q.coll;
   b.in_len = m, b.out_len = m;
@@ -265,7 +265,8 @@ void place(rank_buf& b, std::string how, std::size_t at, std::mt19937_64& e) {
   const long in_place_d = il >= ol ? static_cast<long>(at) : -static_cast<long>(at);
   long d = in_place_d;
   if (how == "partial") {
-    d = std::uniform_int_distribution<long>(1 - static_cast<long>(ol), static_cast<long>(il) - 1)(e);
+    d = std::uniform_int_distribution<long>(1 - static_cast<long>(ol),
+                                            static_cast<long>(il) - 1)(e);
     if (d == in_place_d) d += d < static_cast<long>(il) - 1 ? 1 : -1;
     if (d <= -static_cast<long>(ol) || d >= static_cast<long>(il)) d = in_place_d;
     b.partial = d != in_place_d;
@@ -319,10 +320,12 @@ bool must_throw(const params& q, const counts& k, const std::vector<rank_buf>& b
 // Rank r's call, on its buffers.
 template <class Topo, class Op>
 void call(const params& q, tc::loopback::Comm& c, rank_buf& b, Op op) {
-  tc::options opt{q.algo == "automatic" ? tc::algorithm::automatic : algorithm_of(q.algo), cost_of(q)};
+  tc::options opt{q.algo == "automatic" ? tc::algorithm::automatic : algorithm_of(q.algo),
+                  cost_of(q)};
   const std::span<T> whole(b.arena);
   const std::span<const T> in = whole.subspan(b.in_at, b.in_len);
-  const std::span<T> out = whole.subspan(b.out_at, b.out_len), buf = whole.subspan(b.in_at, b.in_len);
+  const std::span<T> out = whole.subspan(b.out_at, b.out_len),
+                     buf = whole.subspan(b.in_at, b.in_len);
   const std::string& k = q.coll;
   const std::span<const std::size_t> sc(b.send_counts), rc(b.recv_counts);
   if (k == "broadcast") tc::broadcast<Topo>(c, buf, q.root, opt);
@@ -374,7 +377,8 @@ T folded(const params& q, const std::vector<rank_buf>& bufs, int upto, std::size
 }
 
 // Rank r's expected out (its elements before the call where none is due).
-std::vector<T> expected(const params& q, const counts& k, const std::vector<rank_buf>& bufs, int r) {
+std::vector<T> expected(const params& q, const counts& k, const std::vector<rank_buf>& bufs,
+                        int r) {
   const rank_buf& b = bufs[static_cast<std::size_t>(r)];
   std::vector<T> want(b.before.begin() + static_cast<long>(b.out_at),
                       b.before.begin() + static_cast<long>(b.out_at + b.out_len));
@@ -416,7 +420,8 @@ std::string verify(const params& q, const counts& k, const std::vector<rank_buf>
     if (b.got.data != want) return concat("rank ", r, ": all_to_all_v returned the wrong data");
     for (int j = 0; j < q.p; ++j)
       if (b.got.counts.size() != static_cast<std::size_t>(q.p) ||
-          b.got.counts[static_cast<std::size_t>(j)] != k.send[static_cast<std::size_t>(j)][static_cast<std::size_t>(r)])
+          b.got.counts[static_cast<std::size_t>(j)] !=
+              k.send[static_cast<std::size_t>(j)][static_cast<std::size_t>(r)])
         return concat("rank ", r, ": all_to_all_v returned the wrong count from rank ", j);
   }
   for (std::size_t i = 0; i < b.arena.size(); ++i) {

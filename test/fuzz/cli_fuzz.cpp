@@ -31,8 +31,8 @@ namespace {
 namespace fs = std::filesystem;
 
 struct outcome {
-  int code = -1;    // the exit code, or -1
-  int signal = 0;   // the signal that ended it, or 0
+  int code = -1;   // the exit code, or -1
+  int signal = 0;  // the signal that ended it, or 0
   bool hung = false;
   std::string out, err;
 };
@@ -98,11 +98,37 @@ std::string judge(const std::vector<std::string>& args, const outcome& r, double
          std::to_string(r.out.size()) + " bytes, stderr \"" + r.err + "\"";
 }
 
-const std::vector<std::string> numbers = {
-    "0",   "1",    "2",   "3",     "7",   "8",   "16",  "100",   "1000", "4096", "-1",
-    "-0",  "1.5",  "1e3", "1e308", "nan", "inf", "-inf", "0x10", "abc",  "",     " 5",
-    "2147483647",  "2147483648",   "268435456",          "268435457", "9223372036854775807",
-    "18446744073709551616",        "1099511627776",      "68719476736", "-9223372036854775808"};
+const std::vector<std::string> numbers = {"0",
+                                          "1",
+                                          "2",
+                                          "3",
+                                          "7",
+                                          "8",
+                                          "16",
+                                          "100",
+                                          "1000",
+                                          "4096",
+                                          "-1",
+                                          "-0",
+                                          "1.5",
+                                          "1e3",
+                                          "1e308",
+                                          "nan",
+                                          "inf",
+                                          "-inf",
+                                          "0x10",
+                                          "abc",
+                                          "",
+                                          " 5",
+                                          "2147483647",
+                                          "2147483648",
+                                          "268435456",
+                                          "268435457",
+                                          "9223372036854775807",
+                                          "18446744073709551616",
+                                          "1099511627776",
+                                          "68719476736",
+                                          "-9223372036854775808"};
 
 template <class E>
 const std::string& pick(const std::vector<std::string>& v, E& e) {
@@ -114,18 +140,18 @@ const std::string& pick(const std::vector<std::string>& v, E& e) {
 // collectives: its sizes stay small, so that it can end within the limit.
 std::string value_for(const std::string& f, std::mt19937_64& e, bool traced) {
   static const std::vector<std::string> collectives = {
-      "broadcast", "reduce", "all_reduce", "all_gather", "reduce_scatter", "scan",
-      "exclusive_scan", "scatter", "gather", "all_to_all", "all_to_all_v", "bogus"};
+      "broadcast",      "reduce",  "all_reduce", "all_gather", "reduce_scatter", "scan",
+      "exclusive_scan", "scatter", "gather",     "all_to_all", "all_to_all_v",   "bogus"};
   static const std::vector<std::string> topologies = {
       "ring", "mesh2", "mesh3", "hypercube", "tree2", "tree4", "tree8", "mesh", "tree0", "x"};
   static const std::vector<std::string> networks = {
-      "matching", "ring", "mesh", "mesh:2x4", "mesh:4x2", "mesh:0x8", "mesh:2x", "mesh:3x3",
-      "hypercube", "tree", "complete", "torus", "mesh:99999x99999"};
+      "matching", "ring",      "mesh", "mesh:2x4", "mesh:4x2", "mesh:0x8",        "mesh:2x",
+      "mesh:3x3", "hypercube", "tree", "complete", "torus",    "mesh:99999x99999"};
   static const std::vector<std::string> algos = {
       "automatic", "recursive_doubling", "ring", "binomial", "pipelined", "two_stage",
-      "direct", "automatic,ring", ",", "", "nope"};
-  static const std::vector<std::string> small_numbers = {"1", "2", "3", "5", "8", "13", "64",
-                                                          "100", "257"};
+      "direct",    "automatic,ring",     ",",    "",         "nope"};
+  static const std::vector<std::string> small_numbers = {"1",  "2",  "3",   "5",  "8",
+                                                         "13", "64", "100", "257"};
   const bool any = std::bernoulli_distribution(0.15)(e);
   if (f == "--collective") return any ? pick(numbers, e) : pick(collectives, e);
   if (f == "--topology") return any ? pick(numbers, e) : pick(topologies, e);
@@ -136,8 +162,7 @@ std::string value_for(const std::string& f, std::mt19937_64& e, bool traced) {
   if (f == "--csv") return "sweep.csv";
   if (f == "--svg") return "steps.svg";
   static const std::vector<std::string> words = {"abc", "", "-", "1x", "nan", "--p", "1e3"};
-  if (traced && (f == "--p" || f == "--m"))
-    return any ? pick(words, e) : pick(small_numbers, e);
+  if (traced && (f == "--p" || f == "--m")) return any ? pick(words, e) : pick(small_numbers, e);
   return any ? pick(numbers, e) : pick(small_numbers, e);
 }
 
@@ -200,7 +225,8 @@ int main(int argc, char** argv) {
       return judge(args, r, l);
     };
     const int rc = fuzz::run(
-        "cli_fuzz", s, " --cli " + cli + " --limit " + std::to_string(limit) + " --sweep-limit " +
+        "cli_fuzz", s,
+        " --cli " + cli + " --limit " + std::to_string(limit) + " --sweep-limit " +
             std::to_string(sweep_limit),
         [&](const std::string& line) { return check(words(line)); },
         [&](std::mt19937_64& e) { return check(random_args(e)); });

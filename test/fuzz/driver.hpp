@@ -23,9 +23,9 @@ namespace po = boost::program_options;
 struct settings {
   std::uint64_t seed = 39;
   long long iterations = 1000;
-  double seconds = 0;  // 0: no time limit
+  double seconds = 0;   // 0: no time limit
   long long only = -1;  // >= 0: run this case alone (a reproduction)
-  std::string corpus;  // the file of earlier findings, one per line
+  std::string corpus;   // the file of earlier findings, one per line
   po::variables_map vm;
 };
 

@@ -29,8 +29,8 @@ namespace {
 
 const std::vector<std::string> calls = {"bcast",    "scatter", "gather",   "allgather",
                                         "alltoall", "reduce",  "allreduce"};
-const std::vector<std::string> types = {"int",     "contig3",  "vector",  "indexed_swap",
-                                        "indexed_gap", "struct", "resized"};
+const std::vector<std::string> types = {"int",         "contig3", "vector", "indexed_swap",
+                                        "indexed_gap", "struct",  "resized"};
 const std::vector<std::string> comms = {"world", "dup", "split"};
 
 struct params {
@@ -40,7 +40,10 @@ struct params {
 };
 
 std::map<std::string, std::string*> words_of(params& q) {
-  return {{"call", &q.call}, {"comm", &q.comm}, {"send", &q.send}, {"recv", &q.recv},
+  return {{"call", &q.call},
+          {"comm", &q.comm},
+          {"send", &q.send},
+          {"recv", &q.recv},
           {"in_place", &q.place}};
 }
 
@@ -157,7 +160,8 @@ int call(const params& q, MPI_Comm c, MPI_Datatype st, int sn, MPI_Datatype rt, 
   void* s = b.send.data();
   void* d = b.recv.data();
   const bool place = q.place == "yes";
-  if (q.call == "bcast") return MPI_Bcast(r == root ? s : d, r == root ? sn : rn, r == root ? st : rt, root, c);
+  if (q.call == "bcast")
+    return MPI_Bcast(r == root ? s : d, r == root ? sn : rn, r == root ? st : rt, root, c);
   if (q.call == "scatter")
     return MPI_Scatter(s, sn, st, place && r == root ? MPI_IN_PLACE : d, rn, rt, root, c);
   if (q.call == "gather")
@@ -187,14 +191,15 @@ void one_case(std::FILE* out, const std::string& id, const params& q) {
   b.recv.resize(span_of(rt, rn * (many && q.call != "scatter" ? p : 1)));
   std::mt19937_64 e(q.salt ^ static_cast<std::uint64_t>(world));
   for (auto& x : b.send) x = static_cast<unsigned char>(e() % 8);  // small: sums stay small
-  for (std::size_t i = 0; i < b.recv.size(); ++i) b.recv[i] = static_cast<unsigned char>(0xe0 + i % 16);
+  for (std::size_t i = 0; i < b.recv.size(); ++i)
+    b.recv[i] = static_cast<unsigned char>(0xe0 + i % 16);
   if (q.place == "yes")  // in place: the input is in the receive buffer
     for (std::size_t i = 0; i < b.recv.size() && i < b.send.size(); ++i) b.recv[i] = b.send[i];
   const int rc = call(q, c, st, sn, rt, rn, b, root);
   int cls = 0;
   if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
   std::fprintf(out, "case %s: %016llx class %d\n", id.c_str(),
-              static_cast<unsigned long long>(fnv(b.recv)), cls);
+               static_cast<unsigned long long>(fnv(b.recv)), cls);
   if (st != MPI_INT) MPI_Type_free(&st);
   if (rt != MPI_INT) MPI_Type_free(&rt);
   if (c != MPI_COMM_WORLD) MPI_Comm_free(const_cast<MPI_Comm*>(&c));

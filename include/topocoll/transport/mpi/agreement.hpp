@@ -74,9 +74,9 @@ class agreement_check : public waits {
     std::vector<int> missing = never_arrived(number, completed);
     if (done) return heap[1];  // the last rank arrived within the grace period
     (void)heap.release();
-    const std::string what = expire({waiting::every_rank, -1, -1, n * sizeof(agreement_entry), 0},
-                                    start) +
-                             missing_in_words(missing);
+    const std::string what =
+        expire({waiting::every_rank, -1, -1, n * sizeof(agreement_entry), 0}, start) +
+        missing_in_words(missing);
     *broken_ = what;
     throw timeout_error(what + "; the communicator is unusable from now on",
                         missing.empty() ? -1 : missing.front(), -1);
