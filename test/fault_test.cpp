@@ -4,6 +4,8 @@
 // hangs:
 //  * a rank that skips a collective: the others get timeout_error within the
 //    timeout + 2 s, naming a peer; following the peers leads to the missing rank;
+//  * a rank that skips a collective under the agreement check: the others'
+//    timeout_error names it;
 //  * ranks that disagree on a collective's arguments, under TOPOCOLL_CHECK:
 //    std::invalid_argument on every rank, naming the values and their ranks;
 //  * a message never received: the sender's wait ends in timeout_error, and a
@@ -137,20 +139,37 @@ BOOST_AUTO_TEST_CASE(a_skipped_collective_times_out_naming_the_path_to_the_missi
   });
 }
 
-BOOST_AUTO_TEST_CASE(a_skipped_collective_under_the_check_times_out_in_the_check) {
+BOOST_AUTO_TEST_CASE(a_skipped_collective_under_the_check_times_out_naming_the_missing_rank) {
   on_every_rank([](mpi::Comm& world, Check& check) {
     const int p = world.size();
     if (p == 1) return;
-    mpi::Comm c = timed_comm(world, mpi::options::agreement::on);
-    std::vector<double> buf = ones(3);
-    if (c.rank() == 0) return;
-    const auto t0 = clock_type::now();
-    check.throws<topocoll::timeout_error>(
-        [&] { topocoll::broadcast<topocoll::Tree<2>>(c, buf, 0); },
-        {"topocoll::broadcast", topocoll::detail::concat("rank ", c.rank(), " of ", p),
-         "agreement check", "bytes"},
-        "rank 0 skipped broadcast");
-    check.expect(since(t0) < timeout_s + 2, "rank ", c.rank(), ": ", since(t0), " s");
+    for (const int missing : {0, p - 1}) {
+      mpi::Comm c = timed_comm(world, mpi::options::agreement::on);
+      std::vector<double> buf = ones(3);
+      if (c.rank() == missing) {
+        MPI_Barrier(world.base());  // the others have timed out and named this rank
+        continue;
+      }
+      const auto t0 = clock_type::now();
+      int peer = -2;
+      check.throws<topocoll::timeout_error>(
+          [&] {
+            try {
+              topocoll::broadcast<topocoll::Tree<2>>(c, buf, 0);
+            } catch (const topocoll::timeout_error& e) {
+              peer = e.peer();
+              throw;
+            }
+          },
+          {"topocoll::broadcast", topocoll::detail::concat("rank ", c.rank(), " of ", p),
+           "agreement check", "bytes",
+           topocoll::detail::concat("; rank ", missing, " never arrived at topocoll::broadcast")},
+          topocoll::detail::concat("rank ", missing, " skipped broadcast"));
+      check.expect(peer == missing, "rank ", c.rank(), ": timeout_error names peer ", peer,
+                   ", not the missing rank ", missing);
+      check.expect(since(t0) < timeout_s + 2, "rank ", c.rank(), ": ", since(t0), " s");
+      MPI_Barrier(world.base());
+    }
   });
 }
 

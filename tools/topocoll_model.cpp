@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <new>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -291,6 +292,10 @@ int main(int argc, char** argv) try {
   return 2;
 } catch (const po::error& e) {  // an unknown flag, a value that is no number
   std::cerr << "topocoll-model: " << e.what() << "\n";
+  return 2;
+} catch (const std::bad_alloc&) {  // a request larger than this machine's memory
+  std::cerr << "topocoll-model: out of memory: simulating this --p and --m needs more memory "
+               "than this machine gives; try smaller values\n";
   return 2;
 } catch (const std::exception& e) {
   std::cerr << "topocoll-model: " << e.what() << "\n";

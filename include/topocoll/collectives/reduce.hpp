@@ -42,7 +42,9 @@ void reduce(C& c, In&& input, Out&& output, Op op, int root, const options& opt 
   call.cost(opt.cost);
   call.root_buffer(root, "out", "in.size()", out.size(), in.size());
   detail::check_one_to_all_algorithm<Topo>(call, opt.algo, algorithm::reduce_scatter_gather);
-  call.in_place(in, out, 0);
+  // Only the root uses out (MPI ignores it elsewhere): on another rank it may
+  // overlap in in any way.
+  if (call.rank() == root) call.in_place(in, out, 0);
   if (call.nothing_to_do(in, out)) return;
   namespace kernel = detail::one_to_all;
   using T = buffer_value_t<Out>;

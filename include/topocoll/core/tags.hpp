@@ -24,5 +24,6 @@ enum : int {
   fold,       // non-power-of-two fold / unfold steps
   forward,    // a result forwarded to a root at the end
   calibrate,  // model::calibrate's probes
+  arrived,    // the agreement check's notices after a timeout (mpi/agreement.hpp)
 };
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::tag

@@ -153,9 +153,21 @@ class schedule_log {
   int p() const { return p_; }
   // After rank 0, room for p times its calls is reserved: address space,
   // which costs memory only as it is filled, and no copying as the log grows.
+  // A log past max_bytes is rejected first, as invalid_argument like every
+  // input the simulator rejects (an allocator may abort instead of throwing
+  // std::bad_alloc, as AddressSanitizer's does).
+  static constexpr double max_bytes = 32.0 * (1ull << 30);
   void end_rank() {
     start_.push_back(ops_.size());
-    if (start_.size() == 2) ops_.reserve(ops_.size() * static_cast<std::size_t>(p_) + 64);
+    if (start_.size() != 2) return;
+    const double bytes = static_cast<double>(ops_.size()) * p_ * sizeof(op);
+    if (bytes > max_bytes)
+      throw std::invalid_argument(
+          "topocoll::model::simulate: too large to simulate: " + std::to_string(p_) + " ranks of " +
+          std::to_string(ops_.size()) + " calls each need a log of about " +
+          std::to_string(static_cast<long long>(bytes / (1ull << 30))) +
+          " GiB, more than the simulator's 32 GiB");
+    ops_.reserve(ops_.size() * static_cast<std::size_t>(p_) + 64);
   }
   std::span<const op> of(int r) const {
     const auto i = static_cast<std::size_t>(r);

@@ -1,0 +1,473 @@
+// The differential fuzzer of the C++ API (test/README.md, "Fuzzers"): random
+// calls of every collective on loopback, built with ASan + UBSan, against a
+// sequential reference. A case draws the collective, topology, p, m (0
+// included), root, forced algorithm, operator (std::plus or a
+// non-commutative one), cost model (bad ones included), the arrangement of
+// in and out in one arena per rank (disjoint, in place, partly overlapping),
+// which buffers the non-roots pass, and all_to_all_v's counts (mismatched or
+// wrapping ones included). Every outcome must be one of:
+//  * the reference's result in out, and every other element of the arena
+//    (in, the guards around the buffers) unchanged;
+//  * the documented exception: std::invalid_argument or message_error when
+//    the case is bad (a root outside [0, p), a bad cost model, a partial
+//    overlap, counts that disagree or wrap), and std::invalid_argument
+//    naming the algorithm for a forced algorithm that does not apply.
+// A case is a line of key=value words; a failure prints it, and the corpus
+// (corpus/api.txt) holds such lines, replayed first.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <random>
+#include <span>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <topocoll/topocoll.hpp>
+
+#include "driver.hpp"
+
+namespace {
+
+namespace tc = topocoll;
+using T = std::uint64_t;
+constexpr std::size_t guard = 4;  // elements around each buffer
+
+// A non-commutative, associative operator: x encodes a*y + b (mod 2^32) as
+// a << 32 | b, and a op b applies a first.
+struct affine {
+  T operator()(const T& x, const T& y) const {
+    const std::uint32_t xa = x >> 32, xb = x & 0xffffffffu, ya = y >> 32, yb = y & 0xffffffffu;
+    return T{static_cast<std::uint32_t>(ya * xa)} << 32 | static_cast<std::uint32_t>(ya * xb + yb);
+  }
+};
+
+const std::vector<std::string> collectives = {
+    "broadcast",      "reduce",  "all_reduce", "all_gather", "reduce_scatter", "scan",
+    "exclusive_scan", "scatter", "gather",     "all_to_all", "all_to_all_v"};
+const std::vector<std::string> topologies = {"ring", "mesh2", "hypercube", "tree3"};
+const std::vector<std::string> costs = {"random", "zero_ts", "nan_ts", "neg_tw", "inf_tc"};
+// mixed: one of the first three per rank; partial_off_root: partial on the
+// ranks other than the root, disjoint on the root
+const std::vector<std::string> arrangements = {"disjoint", "in_place", "partial", "mixed",
+                                               "partial_off_root"};
+const std::vector<std::string> count_faults = {"own_less", "own_more", "other_more", "wrap_send",
+                                               "wrap_recv"};
+
+// One case: what it draws, as words (a corpus line).
+struct params {
+  std::string coll = "all_reduce", topo = "ring", algo = "automatic", op = "plus", cost = "default",
+              arrange = "disjoint", counts = "match", a2av = "known", unused = "full";
+  int p = 2, root = 0;
+  std::size_t m = 1;
+  std::uint64_t salt = 0;  // the values and the per-rank draws
+};
+
+std::map<std::string, std::string*> words_of(params& q) {
+  return {{"coll", &q.coll},     {"topo", &q.topo}, {"algo", &q.algo},
+          {"op", &q.op},         {"cost", &q.cost}, {"arrange", &q.arrange},
+          {"counts", &q.counts}, {"a2av", &q.a2av}, {"unused", &q.unused}};
+}
+
+std::string line_of(params q) {
+  std::ostringstream s;
+  for (const auto& [k, v] : words_of(q)) s << k << "=" << *v << " ";
+  s << "p=" << q.p << " m=" << q.m << " root=" << q.root << " salt=" << q.salt;
+  return s.str();
+}
+
+params parse_line(const std::string& line) {
+  params q;
+  auto words = words_of(q);
+  std::istringstream in(line);
+  for (std::string w; in >> w;) {
+    const auto eq = w.find('=');
+    if (eq == std::string::npos) throw std::invalid_argument("api_fuzz: no key=value: " + w);
+    const std::string k = w.substr(0, eq), v = w.substr(eq + 1);
+    if (auto it = words.find(k); it != words.end())
+      *it->second = v;
+    else if (k == "p")
+      q.p = std::stoi(v);
+    else if (k == "m")
+      q.m = std::stoull(v);
+    else if (k == "root")
+      q.root = std::stoi(v);
+    else if (k == "salt")
+      q.salt = std::stoull(v);
+    else
+      throw std::invalid_argument("api_fuzz: unknown key " + k);
+  }
+  const auto known = [](const std::string& v, std::vector<std::string> in, const char* key) {
+    if (std::find(in.begin(), in.end(), v) == in.end())
+      throw std::invalid_argument(std::string("api_fuzz: unknown ") + key + " " + v);
+  };
+  known(q.coll, collectives, "coll");
+  known(q.topo, topologies, "topo");
+  known(q.arrange, arrangements, "arrange");
+  std::vector<std::string> cs = costs, ks = count_faults;
+  cs.push_back("default"), ks.push_back("match");
+  known(q.cost, cs, "cost");
+  known(q.counts, ks, "counts");
+  known(q.op, {"plus", "affine"}, "op");
+  known(q.a2av, {"known", "returned"}, "a2av");
+  known(q.unused, {"full", "empty"}, "unused");
+  return q;
+}
+
+template <class E>
+const std::string& pick(const std::vector<std::string>& v, E& e) {
+  return v[std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(e)];
+}
+int between(std::mt19937_64& e, int lo, int hi) {
+  return std::uniform_int_distribution<int>(lo, hi)(e);
+}
+
+params draw(std::mt19937_64& e) {
+  params q;
+  q.coll = pick(collectives, e);
+  q.topo = pick(topologies, e);
+  q.p = between(e, 0, 9) ? between(e, 1, 9) : between(e, 10, 33);
+  const int size = between(e, 0, 99);
+  q.m = static_cast<std::size_t>(size < 60   ? between(e, 0, 5)
+                                 : size < 85 ? between(e, 6, 40)
+                                             : between(e, 200, 3000));
+  q.root = between(e, 0, 19) ? between(e, 0, q.p - 1) : std::vector<int>{-1, q.p, q.p + 7}[e() % 3];
+  if (between(e, 0, 1))
+    q.algo = std::string(
+        tc::to_string(static_cast<tc::algorithm>(between(e, 1, tc::algorithm_count - 1))));
+  q.op = between(e, 0, 1) ? "plus" : "affine";
+  if (between(e, 0, 3) == 0) q.cost = pick(costs, e);
+  const int a = between(e, 0, 19);
+  q.arrange = arrangements[a < 10 ? 0 : a < 15 ? 1 : a < 17 ? 2 : a < 19 ? 3 : 4];
+  if (between(e, 0, 9) < 3) q.counts = pick(count_faults, e);
+  q.a2av = between(e, 0, 1) ? "known" : "returned";
+  q.unused = between(e, 0, 1) ? "full" : "empty";
+  q.salt = e();
+  return q;
+}
+
+tc::algorithm algorithm_of(const std::string& name) {
+  for (int i = 0; i < tc::algorithm_count; ++i)
+    if (tc::to_string(static_cast<tc::algorithm>(i)) == name) return static_cast<tc::algorithm>(i);
+  throw std::invalid_argument("api_fuzz: unknown algorithm " + name);
+}
+
+tc::cost_model cost_of(const params& q) {
+  tc::cost_model c;
+  std::mt19937_64 e(q.salt ^ 0xc057);
+  if (q.cost == "random") {
+    c.ts_us = std::uniform_real_distribution<double>(0, 50)(e);
+    c.tw_us_per_byte = std::pow(10.0, std::uniform_real_distribution<double>(-6, -2)(e));
+    c.segment_bytes = std::vector<std::size_t>{0, 8, 64, 1000}[e() % 4];
+  } else if (q.cost == "zero_ts") {
+    c.ts_us = 0;
+  } else if (q.cost == "nan_ts") {
+    c.ts_us = std::numeric_limits<double>::quiet_NaN();
+  } else if (q.cost == "neg_tw") {
+    c.tw_us_per_byte = -1;
+  } else if (q.cost == "inf_tc") {
+    c.tc_us_per_byte = std::numeric_limits<double>::infinity();
+  }
+  return c;
+}
+
+bool bad_cost(const params& q) {
+  return q.cost == "nan_ts" || q.cost == "neg_tw" || q.cost == "inf_tc";
+}
+bool rooted(const params& q) {
+  return q.coll == "broadcast" || q.coll == "reduce" || q.coll == "scatter" || q.coll == "gather";
+}
+bool bad_root(const params& q) {
+  return rooted(q) && (q.root < 0 || q.root >= q.p);
+}
+
+// all_to_all_v's counts: send[r][j] from rank r to rank j, recv[r][j] what
+// rank r expects from j, with the case's fault at one rank.
+struct counts {
+  std::vector<std::vector<std::size_t>> send, recv;
+  bool fault = false;  // the call must throw
+};
+
+counts counts_of(const params& q) {
+  const auto p = static_cast<std::size_t>(q.p);
+  std::mt19937_64 e(q.salt ^ 0xc0);
+  counts k{std::vector(p, std::vector<std::size_t>(p)),
+           std::vector(p, std::vector<std::size_t>(p))};
+  for (auto& row : k.send)
+    for (auto& n : row) n = e() % 4;
+  const std::size_t f = e() % p, next = (f + 1) % p;
+  const std::size_t huge = std::numeric_limits<std::size_t>::max();
+  if (q.counts == "own_less") k.send[f][f] = 2;
+  if (q.counts == "own_more") k.send[f][f] = 1;
+  for (std::size_t r = 0; r < p; ++r)
+    for (std::size_t j = 0; j < p; ++j) k.recv[r][j] = k.send[j][r];
+  const bool known = q.a2av == "known";
+  if (q.counts == "own_less" && known) k.recv[f][f] = 1, k.fault = true;
+  if (q.counts == "own_more" && known) k.recv[f][f] = 2, k.fault = true;
+  if (q.counts == "other_more" && known) k.recv[f][next] += 1, k.fault = true;
+  // SIZE_MAX and 1 (p > 1): the counts' sum wraps around to the others' sum
+  if (q.counts == "wrap_send" && p > 1) k.send[f][0] = huge, k.send[f][1] = 1, k.fault = true;
+  if (q.counts == "wrap_recv" && p > 1 && known)
+    k.recv[f][0] = huge, k.recv[f][1] = 1, k.fault = true;
+  return k;
+}
+
+std::size_t sum(const std::vector<std::size_t>& v) {
+  std::size_t s = 0;
+  for (std::size_t n : v) s += n;  // wraps, as a caller's would
+  return s;
+}
+
+// One rank's arena and where its buffers lie in it.
+struct rank_buf {
+  std::vector<T> arena, before;
+  std::size_t in_at = 0, in_len = 0, out_at = 0, out_len = 0;
+  bool uses_in = true, uses_out = true, partial = false;
+  std::vector<std::size_t> send_counts, recv_counts;
+  tc::all_to_all_v_result<T> got;
+};
+
+// Lengths of in and out on rank r, whether it uses each, and the offset of
+// the shorter inside the longer in the in-place arrangement.
+std::size_t shape(const params& q, const counts& k, int r, rank_buf& b) {
+  const std::size_t m = q.m, pm = m * static_cast<std::size_t>(q.p),
+                    rs = static_cast<std::size_t>(r);
+  const bool root = r == (bad_root(q) ? 0 : q.root), full = q.unused == "full";
+  const std::string& c = q.coll;
+  b.in_len = m, b.out_len = m;
+  if (c == "all_gather" || c == "gather") b.out_len = pm;
+  if (c == "reduce_scatter" || c == "scatter") b.in_len = pm;
+  if (c == "all_to_all") b.in_len = b.out_len = pm;
+  if ((c == "reduce" || c == "gather") && !root) b.uses_out = false, b.out_len *= full;
+  if (c == "scatter" && !root) b.uses_in = false, b.in_len *= full;
+  if (c == "all_to_all_v") {
+    b.send_counts = k.send[rs], b.recv_counts = k.recv[rs];
+    b.in_len = sum(b.send_counts), b.out_len = q.a2av == "known" ? sum(b.recv_counts) : 0;
+  }
+  // scatter and gather check it at the root only, where r is the root; off
+  // it, block r is the SPMD pattern, scatter(all, all.subspan(r m, m), root)
+  if (c == "all_gather" || c == "gather" || c == "scatter") return rs * m;
+  return 0;
+}
+
+// Places in and out in the arena as `how` says.
+void place(rank_buf& b, std::string how, std::size_t at, std::mt19937_64& e) {
+  const std::size_t il = b.in_len, ol = b.out_len, longer = std::max(il, ol);
+  const std::size_t shorter = std::min(il, ol);
+  if (il == 0 || ol == 0 || at + shorter > longer) how = "disjoint";
+  // the offset of out from in (may be negative) in the in-place arrangement
+  const long in_place_d = il >= ol ? static_cast<long>(at) : -static_cast<long>(at);
+  long d = in_place_d;
+  if (how == "partial") {
+    d = std::uniform_int_distribution<long>(1 - static_cast<long>(ol),
+                                            static_cast<long>(il) - 1)(e);
+    if (d == in_place_d) d += d < static_cast<long>(il) - 1 ? 1 : -1;
+    if (d <= -static_cast<long>(ol) || d >= static_cast<long>(il)) d = in_place_d;
+    b.partial = d != in_place_d;
+  }
+  if (how == "disjoint") {
+    b.in_at = guard, b.out_at = guard + il + guard;
+    b.arena.resize(b.out_at + ol + guard);
+    return;
+  }
+  const std::size_t base = d < 0 ? static_cast<std::size_t>(-d) : 0;
+  b.in_at = guard + base;
+  b.out_at = static_cast<std::size_t>(static_cast<long>(guard + base) + d);
+  b.arena.resize(std::max(b.in_at + il, b.out_at + ol) + guard);
+}
+
+// Every rank's buffers, filled: in with the rank's values, the rest with a
+// pattern.
+std::vector<rank_buf> buffers(const params& q, const counts& k) {
+  std::vector<rank_buf> bufs(static_cast<std::size_t>(q.p));
+  std::mt19937_64 e(q.salt);
+  for (int r = 0; r < q.p; ++r) {
+    rank_buf& b = bufs[static_cast<std::size_t>(r)];
+    const std::size_t at = shape(q, k, r, b);
+    std::string how = q.arrange == "mixed" ? arrangements[e() % 3] : q.arrange;
+    if (how == "partial_off_root") how = r == q.root ? "disjoint" : "partial";
+    if (q.coll == "broadcast") {
+      b.out_len = 0;  // one buffer: in
+      place(b, "disjoint", 0, e);
+      b.out_at = b.in_at, b.out_len = b.in_len;
+    } else {
+      place(b, how, at, e);
+    }
+    for (std::size_t i = 0; i < b.arena.size(); ++i)
+      b.arena[i] = 0xa5a5a5a5a5a5a5a5u ^ (i * 0x9e3779b97f4a7c15u) ^ static_cast<T>(r);
+    for (std::size_t i = 0; i < b.in_len; ++i) b.arena[b.in_at + i] = e();
+    b.before = b.arena;
+  }
+  return bufs;
+}
+
+// Whether the case must throw: a bad root or cost model, counts that
+// disagree or wrap, or a partial overlap of two buffers the rank uses.
+bool must_throw(const params& q, const counts& k, const std::vector<rank_buf>& bufs) {
+  if (bad_root(q) || bad_cost(q)) return true;
+  if (q.coll == "all_to_all_v" && k.fault) return true;
+  for (const rank_buf& b : bufs)
+    if (b.partial && b.uses_in && b.uses_out) return true;
+  return false;
+}
+
+// Rank r's call, on its buffers.
+template <class Topo, class Op>
+void call(const params& q, tc::loopback::Comm& c, rank_buf& b, Op op) {
+  tc::options opt{q.algo == "automatic" ? tc::algorithm::automatic : algorithm_of(q.algo),
+                  cost_of(q)};
+  const std::span<T> whole(b.arena);
+  const std::span<const T> in = whole.subspan(b.in_at, b.in_len);
+  const std::span<T> out = whole.subspan(b.out_at, b.out_len),
+                     buf = whole.subspan(b.in_at, b.in_len);
+  const std::string& k = q.coll;
+  const std::span<const std::size_t> sc(b.send_counts), rc(b.recv_counts);
+  if (k == "broadcast") tc::broadcast<Topo>(c, buf, q.root, opt);
+  if (k == "reduce") tc::reduce<Topo>(c, in, out, op, q.root, opt);
+  if (k == "all_reduce") tc::all_reduce<Topo>(c, in, out, op, opt);
+  if (k == "all_gather") tc::all_gather<Topo>(c, in, out, opt);
+  if (k == "reduce_scatter") tc::reduce_scatter<Topo>(c, in, out, op, opt);
+  if (k == "scan") tc::scan<Topo>(c, in, out, op, opt);
+  if (k == "exclusive_scan") tc::exclusive_scan<Topo>(c, in, out, op, opt);
+  if (k == "scatter") tc::scatter<Topo>(c, in, out, q.root, opt);
+  if (k == "gather") tc::gather<Topo>(c, in, out, q.root, opt);
+  if (k == "all_to_all") tc::all_to_all<Topo>(c, in, out, opt);
+  if (k == "all_to_all_v" && q.a2av == "known") tc::all_to_all_v<Topo>(c, in, sc, out, rc, opt);
+  if (k == "all_to_all_v" && q.a2av != "known") b.got = tc::all_to_all_v<Topo>(c, in, sc, opt);
+}
+
+template <class Topo>
+void run_on(const params& q, std::vector<rank_buf>& bufs) {
+  tc::loopback::run(q.p, [&](tc::loopback::Comm& c) {
+    rank_buf& b = bufs[static_cast<std::size_t>(c.rank())];
+    if (q.op == "plus")
+      call<Topo>(q, c, b, std::plus<>{});
+    else
+      call<Topo>(q, c, b, affine{});
+  });
+}
+
+void run_case(const params& q, std::vector<rank_buf>& bufs) {
+  if (q.topo == "ring") return run_on<tc::Ring>(q, bufs);
+  if (q.topo == "mesh2") return run_on<tc::Mesh<2>>(q, bufs);
+  if (q.topo == "hypercube") return run_on<tc::Hypercube<>>(q, bufs);
+  if (q.topo == "tree3") return run_on<tc::Tree<3>>(q, bufs);
+  throw std::invalid_argument("api_fuzz: unknown topology " + q.topo);
+}
+
+// The inputs: rank r's in as it was before the call.
+std::span<const T> input(const rank_buf& b) {
+  return std::span<const T>(b.before).subspan(b.in_at, b.in_len);
+}
+
+// Element i of the reduction of block `block` over ranks [0, upto).
+T folded(const params& q, const std::vector<rank_buf>& bufs, int upto, std::size_t at) {
+  T x = input(bufs[0])[at];
+  for (int r = 1; r < upto; ++r) {
+    const T y = input(bufs[static_cast<std::size_t>(r)])[at];
+    x = q.op == "plus" ? x + y : affine{}(x, y);
+  }
+  return x;
+}
+
+// Rank r's expected out (its elements before the call where none is due).
+std::vector<T> expected(const params& q, const counts& k, const std::vector<rank_buf>& bufs,
+                        int r) {
+  const rank_buf& b = bufs[static_cast<std::size_t>(r)];
+  std::vector<T> want(b.before.begin() + static_cast<long>(b.out_at),
+                      b.before.begin() + static_cast<long>(b.out_at + b.out_len));
+  const std::size_t m = q.m, rs = static_cast<std::size_t>(r);
+  const std::string& c = q.coll;
+  auto of = [&](int j) { return input(bufs[static_cast<std::size_t>(j)]); };
+  for (std::size_t i = 0; i < m; ++i) {
+    if (c == "broadcast") want[i] = of(q.root)[i];
+    if ((c == "reduce" && r == q.root) || c == "all_reduce") want[i] = folded(q, bufs, q.p, i);
+    if (c == "reduce_scatter") want[i] = folded(q, bufs, q.p, rs * m + i);
+    if (c == "scan") want[i] = folded(q, bufs, r + 1, i);
+    if (c == "exclusive_scan" && r > 0) want[i] = folded(q, bufs, r, i);
+    if (c == "scatter") want[i] = of(q.root)[rs * m + i];
+    for (int j = 0; j < q.p; ++j) {
+      const std::size_t js = static_cast<std::size_t>(j);
+      if (c == "all_gather" || (c == "gather" && r == q.root)) want[js * m + i] = of(j)[i];
+      if (c == "all_to_all") want[js * m + i] = of(j)[rs * m + i];
+    }
+  }
+  if (c == "all_to_all_v") {
+    want.clear();
+    for (int j = 0; j < q.p; ++j) {
+      const auto& from = k.send[static_cast<std::size_t>(j)];
+      std::size_t off = 0;
+      for (std::size_t t = 0; t < rs; ++t) off += from[t];
+      for (std::size_t i = 0; i < from[rs]; ++i) want.push_back(of(j)[off + i]);
+    }
+  }
+  return want;
+}
+
+// Why rank r's arena is wrong after a call that returned, or "".
+std::string verify(const params& q, const counts& k, const std::vector<rank_buf>& bufs, int r) {
+  using tc::detail::concat;
+  const rank_buf& b = bufs[static_cast<std::size_t>(r)];
+  const std::vector<T> want = expected(q, k, bufs, r);
+  const bool returned = q.coll == "all_to_all_v" && q.a2av != "known";
+  if (returned) {
+    if (b.got.data != want) return concat("rank ", r, ": all_to_all_v returned the wrong data");
+    for (int j = 0; j < q.p; ++j)
+      if (b.got.counts.size() != static_cast<std::size_t>(q.p) ||
+          b.got.counts[static_cast<std::size_t>(j)] !=
+              k.send[static_cast<std::size_t>(j)][static_cast<std::size_t>(r)])
+        return concat("rank ", r, ": all_to_all_v returned the wrong count from rank ", j);
+  }
+  for (std::size_t i = 0; i < b.arena.size(); ++i) {
+    const bool in_out = !returned && i >= b.out_at && i < b.out_at + b.out_len;
+    const T w = in_out && b.uses_out ? want[i - b.out_at] : b.before[i];
+    if (b.arena[i] != w)
+      return concat("rank ", r, ": arena element ", i, " (in at ", b.in_at, "+", b.in_len,
+                    ", out at ", b.out_at, "+", b.out_len, ") is ", b.arena[i], ", expected ", w,
+                    in_out ? " (out)" : " (outside out: in or a guard)");
+  }
+  return "";
+}
+
+// Why the case fails, or "".
+std::string one_case(const params& q) {
+  const counts k = q.coll == "all_to_all_v" ? counts_of(q) : counts{};
+  std::vector<rank_buf> bufs = buffers(q, k);
+  const bool must = must_throw(q, k, bufs), forced = q.algo != "automatic";
+  const std::string line = line_of(q) + ": ";
+  try {
+    run_case(q, bufs);
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    if (must || (forced && what.find("algorithm::" + q.algo) != std::string::npos)) return "";
+    return line + "unexpected std::invalid_argument: " + what;
+  } catch (const tc::message_error& e) {
+    if (must) return "";
+    return line + "unexpected message_error: " + e.what();
+  } catch (const std::exception& e) {
+    return line + "unexpected exception: " + e.what();
+  }
+  if (must) return line + "returned normally, but the case is bad and must throw";
+  for (int r = 0; r < q.p; ++r)
+    if (const std::string why = verify(q, k, bufs, r); !why.empty()) return line + why;
+  return "";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return fuzz::guarded("api_fuzz", [&] {
+    fuzz::settings s;
+    fuzz::po::options_description d("api_fuzz");
+    if (!fuzz::parse(argc, argv, "api_fuzz", d, s)) return 0;
+    return fuzz::run(
+        "api_fuzz", s, "", [](const std::string& line) { return one_case(parse_line(line)); },
+        [](std::mt19937_64& e) { return one_case(draw(e)); });
+  });
+}
