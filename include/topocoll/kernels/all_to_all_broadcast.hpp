@@ -677,7 +677,10 @@ double roots_fold_time(const layout& l, std::size_t n, std::size_t block_bytes,
 }
 
 // automatic: the fold on a topology of linear dimensions (Ring, Mesh<K>);
-// elsewhere the fold or n trees, whichever the model prices lower.
+// elsewhere the fold or n trees, whichever the model prices lower. Where the
+// fold is all_gather's gather to rank 0 and broadcast (tree_only: a Tree<K>
+// of incomplete digit groups), the gather is priced with the n blocks spread
+// evenly over the p ranks.
 template <Topology Topo>
 algorithm choose_roots(const layout& l, std::size_t n, std::size_t block_bytes,
                        const options& opt) {
@@ -687,11 +690,16 @@ algorithm choose_roots(const layout& l, std::size_t n, std::size_t block_bytes,
   } else {
     const cost_model cm = opt.cost.at_size(block_bytes * n);
     using tree_topo = one_to_all::tree_topology<Topo>;
+    const layout tl = one_to_all::tree_layout<Topo>(l.p);
     const double trees =
-        static_cast<double>(n) *
-        one_to_all::tree_time<tree_topo>(one_to_all::tree_layout<Topo>(l.p), block_bytes, cm);
-    return roots_fold_time<Topo>(l, n, block_bytes, cm) <= trees ? algorithm::fold
-                                                                 : algorithm::tree;
+        static_cast<double>(n) * one_to_all::tree_time<tree_topo>(tl, block_bytes, cm);
+    const std::size_t spread =
+        (n * block_bytes + static_cast<std::size_t>(l.p) - 1) / static_cast<std::size_t>(l.p);
+    const double fold = tree_only<Topo>(l)
+                            ? one_to_all::gather_time<tree_topo>(tl, spread, cm) +
+                                  one_to_all::tree_time<tree_topo>(tl, n * block_bytes, cm)
+                            : roots_fold_time<Topo>(l, n, block_bytes, cm);
+    return fold <= trees ? algorithm::fold : algorithm::tree;
   }
 }
 
