@@ -6,7 +6,8 @@
 // roots) on every topology x transport, swept over p, n = roots.size() (1, 2,
 // p/2, p), root sets (first, last, scattered, out of rank order) and m, by
 // every algorithm, against the roots' blocks; bad roots on every rank; and, on
-// the loopback build, the seed's (t_s + t_w m)(p - 1) round a ring simulated.
+// the loopback build, the seed's (t_s + t_w m)(p - 1) round a ring and Eq.
+// 4.3's bound on a torus, simulated.
 
 #include <algorithm>
 #include <bit>
@@ -167,6 +168,25 @@ BOOST_AUTO_TEST_CASE(n_broadcasts_pipelined_on_a_ring_take_p_minus_1_steps) {
             const double t = sim::simulate_roots<Ring>(p, m, roots, ring, cost, opt).time;
             BOOST_TEST(t == want, "p " << p << " m " << m << " roots " << shown(roots));
           }
+    }
+}
+
+// Along each ring of a q x q torus: the fold of all_gather, which for n = p
+// roots is Eq. 4.3's 2 t_s (q - 1) + t_w m (p - 1), and for fewer never more.
+BOOST_AUTO_TEST_CASE(n_broadcasts_along_the_rings_of_a_mesh_take_at_most_eq_4_3) {
+  for (int q : {2, 3, 4})
+    for (std::size_t m : {1, 10, 1000}) {
+      const int p = q * q;
+      const sim::network mesh = sim::network::mesh({q, q}).with(sim::ports::single);
+      const double eq_4_3 = 2 * ts * (q - 1) + tw * static_cast<double>(m) * (p - 1);
+      for (int n : {1, 2, p / 2, p})
+        for (const std::vector<int>& roots : root_sets(p, n)) {
+          const double t = sim::simulate_roots<Mesh<2>>(p, m, roots, mesh, cost).time;
+          if (n == p)
+            BOOST_TEST(t == eq_4_3, "q " << q << " m " << m << " roots " << shown(roots));
+          else
+            BOOST_TEST(t <= eq_4_3, "q " << q << " m " << m << " roots " << shown(roots));
+        }
     }
 }
 
