@@ -37,7 +37,8 @@
 // is no root holds an empty block: round a ring Algorithm 4.4 pipelines the n
 // broadcasts in (t_s + t_w m)(p - 1). algorithm::tree runs one tree per
 // root. Elsewhere automatic takes the one the cost model prices lower
-// (kernels/all_to_all_broadcast.hpp, broadcast_roots).
+// (kernels/all_to_all_broadcast.hpp, broadcast_roots). Strings are not taken
+// here: their blocks differ in length.
 
 #include <cstddef>
 #include <span>
@@ -76,9 +77,9 @@ void broadcast(C& c, Buf&& buffer, int root, const options& opt = {}) {
 }
 
 template <Topology Topo, Transport C, OutputBuffer Buf>
-requires(!detail::is_flat_string_v<buffer_value_t<Buf>>) void broadcast(C& c, Buf&& buffer,
-                                                                        std::span<const int> roots,
-                                                                        const options& opt = {}) {
+void broadcast(C& c, Buf&& buffer, std::span<const int> roots, const options& opt = {}) {
+  static_assert(!detail::is_flat_string_v<buffer_value_t<Buf>>,
+                "topocoll::broadcast from several roots takes blocks of equal length, not strings");
   namespace kernel = detail::all_to_all_broadcast;
   const std::span<buffer_value_t<Buf>> buf = detail::out_span(buffer);
   const auto call = detail::open_call<Topo>("broadcast", c);
