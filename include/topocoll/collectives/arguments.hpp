@@ -26,6 +26,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "../core/agreement.hpp"
 #include "../core/collective_info.hpp"
@@ -65,6 +66,22 @@ class call_args {
   // root in [0, p)
   void root(int root) const {
     if (root < 0 || root >= p_) reject("root ", root, " is outside [0, ", p_, ")");
+  }
+
+  // The roots of a broadcast from several roots: each in [0, p), none twice,
+  // and `elements` (the buffer) roots.size() blocks of equal length.
+  void roots(std::span<const int> rs, std::size_t elements) const {
+    std::vector<std::size_t> first(static_cast<std::size_t>(p_), rs.size());  // where seen
+    for (std::size_t i = 0; i < rs.size(); ++i) {
+      root(rs[i]);
+      std::size_t& seen = first[static_cast<std::size_t>(rs[i])];
+      if (seen != rs.size())
+        reject("root ", rs[i], " appears twice in roots (at ", seen, " and ", i, ")");
+      seen = i;
+    }
+    if (rs.empty() ? elements != 0 : elements % rs.size() != 0)
+      reject("buf holds ", elements, " elements, not roots.size() = ", rs.size(),
+             " blocks of equal length");
   }
 
   // A buffer of `want` elements.

@@ -24,7 +24,26 @@
 // Strings (std::basic_string of a trivially copyable character) are encoded
 // once at the root and broadcast as bytes (kernels/strings.hpp), with the same
 // choice made for the bytes.
+//
+// Broadcasts from several roots (Section 4.2.4):
+//
+//   topocoll::broadcast<topocoll::Ring>(comm, std::span<T>(buf), std::span<const int>(roots));
+//
+// buf holds roots.size() blocks of m elements; block i is roots[i]'s, filled
+// there before the call, and every rank holds every block after it. roots is
+// the same, in the same order, on every rank; a root outside [0, p) or one
+// listed twice throws std::invalid_argument on every rank. algorithm::fold
+// (automatic on Ring and Mesh<K>) is the all-gather fold in which a rank that
+// is no root holds an empty block: round a ring Algorithm 4.4 pipelines the n
+// broadcasts in (t_s + t_w m)(p - 1). algorithm::tree runs one tree per
+// root. Elsewhere automatic takes the one the cost model prices lower
+// (kernels/all_to_all_broadcast.hpp, broadcast_roots). Strings are not taken
+// here: their blocks differ in length.
 
+#include <cstddef>
+#include <span>
+
+#include "../kernels/all_to_all_broadcast.hpp"
 #include "../kernels/one_to_all.hpp"
 #include "../kernels/one_to_all_pieces.hpp"
 #include "../kernels/strings.hpp"
@@ -55,6 +74,25 @@ void broadcast(C& c, Buf&& buffer, int root, const options& opt = {}) {
     detail::strings::broadcast(call.rank(), call.p(), buf, root, bcast);
   else
     bcast(buf);
+}
+
+template <Topology Topo, Transport C, OutputBuffer Buf>
+void broadcast(C& c, Buf&& buffer, std::span<const int> roots, const options& opt = {}) {
+  static_assert(!detail::is_flat_string_v<buffer_value_t<Buf>>,
+                "topocoll::broadcast from several roots takes blocks of equal length, not strings");
+  namespace kernel = detail::all_to_all_broadcast;
+  const std::span<buffer_value_t<Buf>> buf = detail::out_span(buffer);
+  const auto call = detail::open_call<Topo>("broadcast", c);
+  const detail::collective_scope scope(c, call.info(buf, opt.algo));
+  call.cost(opt.cost);
+  call.roots(roots, buf.size());
+  call.algorithm(opt.algo, {algorithm::fold, algorithm::tree});
+  if (call.p() == 1 || buf.empty()) return;
+  const std::size_t m = buf.size() / roots.size();
+  const layout l = Topo::shape(call.p());
+  const algorithm a =
+      kernel::choose_roots<Topo>(l, roots.size(), m * sizeof(buffer_value_t<Buf>), opt);
+  kernel::broadcast_roots<Topo>(c, l, buf, kernel::roots_call{roots, m}, a, opt);
 }
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

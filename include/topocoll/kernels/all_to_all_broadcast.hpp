@@ -618,6 +618,103 @@ void all_gather(C& c, const layout& l, std::span<const T> in, std::span<T> buf, 
       [&](int to) { c.send(to, detail::tag::fold, cspan(buf)); });
 }
 
+// ---- broadcasts from several roots ---------------------------------------------------
+
+// Grama et al. 4.2.4: n <= p one-to-all broadcasts from different roots, as
+// the all-gather fold above in which a rank that is no root holds an empty
+// block: round a ring (and along each ring of a mesh) Algorithm 4.4 pipelines
+// the n broadcasts in (t_s + t_w m)(p - 1). Or n trees, one broadcast per root.
+struct roots_call {
+  std::span<const int> roots;  // block i of buf from roots[i]
+  std::size_t m;               // elements per block
+};
+
+// Where rank r's block lies in rank order: off[r] .. off[r + 1], m elements
+// for a root, none for any other rank.
+inline std::vector<std::size_t> root_offsets(int p, const roots_call& rc) {
+  std::vector<std::size_t> off(static_cast<std::size_t>(p) + 1, 0);
+  for (int r : rc.roots) off[static_cast<std::size_t>(r) + 1] = rc.m;
+  for (std::size_t r = 0; r < static_cast<std::size_t>(p); ++r) off[r + 1] += off[r];
+  return off;
+}
+
+// The fold of all_gather over blocks at root_offsets: in place in buf when the
+// roots are in rank order, else in rank order in a work buffer, then copied
+// into the roots' order.
+template <Topology Topo, Transport C, class T>
+void roots_fold(C& c, const layout& l, std::span<T> buf, const roots_call& rc) {
+  const std::vector<std::size_t> off = root_offsets(l.p, rc);
+  const bool in_order = std::ranges::is_sorted(rc.roots);
+  scratch<T> ordered(in_order ? 0 : buf.size());
+  const std::span<T> work = in_order ? buf : ordered.span();
+  auto block = [&](std::size_t i) { return buf.subspan(i * rc.m, rc.m); };
+  const auto at = std::ranges::find(rc.roots, c.rank());
+  const std::span<const T> mine =
+      at == rc.roots.end() ? std::span<const T>{}
+                           : cspan(block(static_cast<std::size_t>(at - rc.roots.begin())));
+  all_gather<Topo>(c, l, mine, work, off.data(), algorithm::fold, detail::tag::broadcast);
+  if (in_order) return;
+  for (std::size_t i = 0; i < rc.roots.size(); ++i)
+    copy_to(cspan(work.subspan(off[static_cast<std::size_t>(rc.roots[i])], rc.m)), block(i));
+}
+
+// The fold's time under the model: at each step of each dimension a rank
+// sends one sub-range, which holds at most min(n, its ranks) blocks; on p
+// ranks that fill no hypercube, the hand-offs of one block and of all n.
+template <Topology Topo>
+double roots_fold_time(const layout& l, std::size_t n, std::size_t block_bytes,
+                       const cost_model& cm) {
+  const layout vl = active_layout<Topo>(l);
+  double t = 0;
+  std::size_t width = 1;  // ranks per sub-range
+  for (int j = 0; j < vl.ndims; ++j) {
+    const std::size_t bytes = std::min(n, width) * block_bytes;
+    t += (vl.dims[j].radix - 1) * cm.busy_message(bytes);
+    width *= static_cast<std::size_t>(vl.dims[j].radix);
+  }
+  if (Topo::folding(l).e != 0) t += cm.message(block_bytes) + cm.message(n * block_bytes);
+  return t;
+}
+
+// automatic: the fold on a topology of linear dimensions (Ring, Mesh<K>);
+// elsewhere the fold or n trees, whichever the model prices lower. Where the
+// fold is all_gather's gather to rank 0 and broadcast (tree_only: a Tree<K>
+// of incomplete digit groups), the gather is priced with the n blocks spread
+// evenly over the p ranks.
+template <Topology Topo>
+algorithm choose_roots(const layout& l, std::size_t n, std::size_t block_bytes,
+                       const options& opt) {
+  if (opt.algo != algorithm::automatic) return opt.algo;
+  if constexpr (chain_dims<Topo>) {
+    return algorithm::fold;
+  } else {
+    const cost_model cm = opt.cost.at_size(block_bytes * n);
+    using tree_topo = one_to_all::tree_topology<Topo>;
+    const layout tl = one_to_all::tree_layout<Topo>(l.p);
+    const double trees =
+        static_cast<double>(n) * one_to_all::tree_time<tree_topo>(tl, block_bytes, cm);
+    const std::size_t spread =
+        (n * block_bytes + static_cast<std::size_t>(l.p) - 1) / static_cast<std::size_t>(l.p);
+    const double fold = tree_only<Topo>(l)
+                            ? one_to_all::gather_time<tree_topo>(tl, spread, cm) +
+                                  one_to_all::tree_time<tree_topo>(tl, n * block_bytes, cm)
+                            : roots_fold_time<Topo>(l, n, block_bytes, cm);
+    return fold <= trees ? algorithm::fold : algorithm::tree;
+  }
+}
+
+// The n broadcasts, by the fold (algorithm::fold) or one tree per root
+// (algorithm::tree, one_to_all::broadcast with opt).
+template <Topology Topo, Transport C, class T>
+void broadcast_roots(C& c, const layout& l, std::span<T> buf, const roots_call& rc, algorithm a,
+                     const options& opt) {
+  if (a == algorithm::fold) return roots_fold<Topo>(c, l, buf, rc);
+  options tree = opt;
+  tree.algo = algorithm::tree;
+  for (std::size_t i = 0; i < rc.roots.size(); ++i)
+    one_to_all::broadcast<Topo>(c, l, buf.subspan(i * rc.m, rc.m), rc.roots[i], tree);
+}
+
 // ---- reduce_scatter ----------------------------------------------------------------
 
 // Where a reduce-scatter fold over the active ranks works: buf holds p*m

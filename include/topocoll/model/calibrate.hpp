@@ -298,7 +298,7 @@ std::vector<calibration::floor_time> floor_times(C& c, const calibration_setting
   for (double f : s.floor_candidates) {
     cost_model m = cost;
     m.*floor = f;
-    namespace kernel = detail::one_to_all;
+    namespace kernel = topocoll::detail::one_to_all;
     v.push_back(
         {f, 0.0,
          pipeline ? kernel::ring_segments<double>(buf.size(), c.size(), m)

@@ -22,6 +22,8 @@
 // options (algo, cost) choose exactly as they would for doubles on mpi::Comm.
 // Reductions use a commutative operator.
 //
+// simulate_roots does the same for the broadcasts from several roots.
+//
 // automatic_takes names the forced algorithms whose schedule automatic's is:
 // what automatic takes at this p, size and cost model.
 //
@@ -175,9 +177,9 @@ class arena_scope {
   address_arena* old_;
 };
 
-// Every rank's calls, rank after rank.
-template <Topology Topo>
-schedule_log record(collective k, int p, std::size_t m, ports port, const options& opt) {
+// Every rank's calls, rank after rank: run(c, arena) makes one rank's.
+template <class Run>
+schedule_log record_calls(int p, ports port, Run&& run) {
   address_arena arena;
   const arena_scope scope(arena);
   schedule_log log(p);
@@ -185,14 +187,19 @@ schedule_log record(collective k, int p, std::size_t m, ports port, const option
     arena.reset();
     if (port == ports::single) {
       recorder c(r, log);
-      run_rank<Topo>(c, k, m, opt, arena);
+      run(c, arena);
     } else {
       posting_recorder c(r, log);
-      run_rank<Topo>(c, k, m, opt, arena);
+      run(c, arena);
     }
     log.end_rank();
   }
   return log;
+}
+
+template <Topology Topo>
+schedule_log record(collective k, int p, std::size_t m, ports port, const options& opt) {
+  return record_calls(p, port, [&](auto& c, address_arena& a) { run_rank<Topo>(c, k, m, opt, a); });
 }
 
 }  // namespace detail
@@ -205,6 +212,21 @@ result simulate(collective k, int p, std::size_t m, const network& net, const co
                 const options& opt = {}) {
   detail::check_inputs(p, m, net, cost);
   const detail::schedule_log log = detail::record<Topo>(k, p, m, net.port_model(), opt);
+  return detail::finite_time(detail::timeline(log, net, cost, nullptr).run(), cost);
+}
+
+// The broadcasts from several roots (Section 4.2.4): block i of m elements
+// from roots[i], as topocoll::broadcast<Topo>(c, buf, roots, opt) takes them.
+template <Topology Topo>
+result simulate_roots(int p, std::size_t m, std::span<const int> roots, const network& net,
+                      const cost_params& cost, const options& opt = {}) {
+  detail::check_inputs(p, m * roots.size(), net, cost);
+  const detail::schedule_log log =
+      detail::record_calls(p, net.port_model(), [&](auto& c, detail::address_arena& a) {
+        auto* first =
+            reinterpret_cast<phantom*>(a.take_distinct(m * roots.size() * sizeof(phantom)));
+        topocoll::broadcast<Topo>(c, std::span<phantom>(first, m * roots.size()), roots, opt);
+      });
   return detail::finite_time(detail::timeline(log, net, cost, nullptr).run(), cost);
 }
 
