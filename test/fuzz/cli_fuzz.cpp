@@ -145,8 +145,9 @@ std::string value_for(const std::string& f, std::mt19937_64& e, bool traced) {
   static const std::vector<std::string> topologies = {
       "ring", "mesh2", "mesh3", "hypercube", "tree2", "tree4", "tree8", "mesh", "tree0", "x"};
   static const std::vector<std::string> networks = {
-      "matching", "ring",      "mesh", "mesh:2x4", "mesh:4x2", "mesh:0x8",        "mesh:2x",
-      "mesh:3x3", "hypercube", "tree", "complete", "torus",    "mesh:99999x99999"};
+      "matching",         "ring",     "mesh",      "mesh:2x4",      "mesh:4x2",     "mesh:0x8",
+      "mesh:2x",          "mesh:3x3", "hypercube", "tree",          "complete",     "torus",
+      "mesh:99999x99999", "linear",   "open_mesh", "open_mesh:2x4", "open_mesh:0x8"};
   static const std::vector<std::string> algos = {
       "automatic", "recursive_doubling", "ring", "binomial", "pipelined", "two_stage",
       "direct",    "automatic,ring",     ",",    "",         "nope"};
