@@ -40,8 +40,13 @@ set(_allowed_version version)  # includes nothing of ours today
 # <topocoll/collectives.hpp>: the collectives alone, for a transport of one's
 # own, so it is held to the collectives' rule.
 set(_allowed_collectives.hpp collectives kernels topology core version)
+# <topocoll/persistent.hpp>: the persistent collectives, which describe their
+# plan by running the model on their own schedule: above the collectives and
+# the model.
+set(_allowed_persistent.hpp collectives model topology core version)
 # <topocoll/topocoll.hpp>: the umbrella, everything.
-set(_allowed_topocoll.hpp collectives.hpp collectives kernels topology core transport model version)
+set(_allowed_topocoll.hpp collectives.hpp collectives kernels topology core transport model
+    persistent.hpp version)
 # Explicit exceptions to the rule above, as "from/file.hpp|to/file.hpp"
 # (paths relative to include/topocoll), each with the reason. None today.
 set(_exceptions)

@@ -27,6 +27,7 @@
 #include "collectives/diagnostics.hpp"
 #include "collectives/gather.hpp"
 #include "collectives/mesh_lines.hpp"
+#include "collectives/nonblocking.hpp"
 #include "collectives/reduce.hpp"
 #include "collectives/reduce_scatter.hpp"
 #include "collectives/scan.hpp"

@@ -22,5 +22,6 @@
 #include "model/counting.hpp"
 #include "model/svg.hpp"
 #include "model/trace.hpp"
+#include "persistent.hpp"
 #include "transport/loopback.hpp"
 #include "version.hpp"

@@ -35,29 +35,40 @@
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
+namespace detail {
+
+// all_gather's checks (stage::check) or the whole call (stage::run).
 template <Topology Topo, Transport C, class In, class Out>
-requires BufferPair<In, Out>
-void all_gather(C& c, In&& input, Out&& output, const options& opt = {}) {
-  namespace kernel = detail::all_to_all_broadcast;
-  const auto [call, in, out] = detail::open_call<Topo>("all_gather", c, input, output);
-  const detail::collective_scope scope(c, call.info(in, opt.algo));
+void checked_all_gather(C& c, In&& input, Out&& output, const options& opt, stage s) {
+  namespace kernel = all_to_all_broadcast;
+  const auto [call, in, out] = open_call<Topo>("all_gather", c, input, output);
+  const collective_scope scope(c, call.info(in, opt.algo), s);
   call.cost(opt.cost);
   const std::size_t m = in.size(), mine = static_cast<std::size_t>(call.rank()) * m;
   call.size("out (p * in.size())", out.size(), static_cast<std::size_t>(call.p()) * m);
   call.algorithm(opt.algo, {algorithm::tree, algorithm::fold, algorithm::naive});
   const layout l = Topo::shape(call.p());
-  detail::check_complete_groups<Topo>(call, l, opt.algo, {algorithm::fold},
-                                      "algorithm::automatic or algorithm::tree");
+  check_complete_groups<Topo>(call, l, opt.algo, {algorithm::fold},
+                              "algorithm::automatic or algorithm::tree");
   call.in_place(in, out, mine);
+  if (s == stage::check) return;
   if (m == 0) return;
-  if (call.p() == 1) return detail::copy_to(in, out.subspan(mine, m));
-  if constexpr (detail::is_flat_string_v<buffer_value_t<Out>>) {
-    detail::copy_to(in, out.subspan(mine, m));
-    detail::strings::all_gather<Topo>(c, l, in, out, opt.algo, detail::tag::all_gather);
+  if (call.p() == 1) return copy_to(in, out.subspan(mine, m));
+  if constexpr (is_flat_string_v<buffer_value_t<Out>>) {
+    copy_to(in, out.subspan(mine, m));
+    strings::all_gather<Topo>(c, l, in, out, opt.algo, tag::all_gather);
   } else {
     const algorithm a = kernel::choose_all_gather<Topo>(l, m * sizeof(buffer_value_t<Out>), opt);
-    kernel::all_gather<Topo>(c, l, in, out, kernel::equal_blocks{m}, a, detail::tag::all_gather);
+    kernel::all_gather<Topo>(c, l, in, out, kernel::equal_blocks{m}, a, tag::all_gather);
   }
+}
+
+}  // namespace detail
+
+template <Topology Topo, Transport C, class In, class Out>
+requires BufferPair<In, Out>
+void all_gather(C& c, In&& input, Out&& output, const options& opt = {}) {
+  detail::checked_all_gather<Topo>(c, input, output, opt, detail::stage::run);
 }
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

@@ -34,23 +34,34 @@
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
+namespace detail {
+
+// all_reduce's checks (stage::check) or the whole call (stage::run).
 template <Topology Topo, Transport C, class In, class Out, class Op>
-requires ReductionBuffers<In, Out, Op>
-void all_reduce(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
-  namespace kernel = detail::all_to_all_broadcast;
-  const auto [call, in, out] = detail::open_call<Topo>("all_reduce", c, input, output);
-  const detail::collective_scope scope(c, call.info(in, opt.algo));
+void checked_all_reduce(C& c, In&& input, Out&& output, Op op, const options& opt, stage s) {
+  namespace kernel = all_to_all_broadcast;
+  const auto [call, in, out] = open_call<Topo>("all_reduce", c, input, output);
+  const collective_scope scope(c, call.info(in, opt.algo), s);
   call.cost(opt.cost);
   call.size("out (in.size())", out.size(), in.size());
   call.algorithm(opt.algo, {algorithm::recursive_doubling, algorithm::reduce_scatter_all_gather,
                             algorithm::reduce_broadcast, algorithm::tree});
   call.in_place(in, out, 0);
   const layout l = Topo::shape(call.p());
-  detail::check_complete_groups<Topo>(
+  check_complete_groups<Topo>(
       call, l, opt.algo, {algorithm::recursive_doubling, algorithm::reduce_scatter_all_gather},
       "algorithm::automatic, algorithm::tree or algorithm::reduce_broadcast");
+  if (s == stage::check) return;
   if (call.nothing_to_do(in, out)) return;
   kernel::all_reduce<Topo>(c, l, in, out, op, opt);
+}
+
+}  // namespace detail
+
+template <Topology Topo, Transport C, class In, class Out, class Op>
+requires ReductionBuffers<In, Out, Op>
+void all_reduce(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
+  detail::checked_all_reduce<Topo>(c, input, output, op, opt, detail::stage::run);
 }
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

@@ -38,28 +38,38 @@
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
+namespace detail {
+
+// all_to_all's checks (stage::check) or the whole call (stage::run).
 template <Topology Topo, Transport C, class In, class Out>
-requires BufferPair<In, Out>
-void all_to_all(C& c, In&& input, Out&& output, const options& opt = {}) {
-  static_assert(detail::block_element<buffer_value_t<Out>>,
+void checked_all_to_all(C& c, In&& input, Out&& output, const options& opt, stage s) {
+  static_assert(block_element<buffer_value_t<Out>>,
                 "all_to_all keeps scratch blocks of the element type: it must be default "
                 "constructible and copy assignable");
-  const auto [call, in, out] = detail::open_call<Topo>("all_to_all", c, input, output);
-  const detail::collective_scope scope(c, call.info(in, opt.algo));
+  const auto [call, in, out] = open_call<Topo>("all_to_all", c, input, output);
+  const collective_scope scope(c, call.info(in, opt.algo), s);
   call.cost(opt.cost);
   const auto P = static_cast<std::size_t>(call.p());
   if (in.size() % P != 0)
     call.reject("in holds ", in.size(), " elements, not a multiple of p = ", P,
                 " (p blocks of m elements)");
   call.size("out (in.size())", out.size(), in.size());
-  detail::check_linear_dims<Topo>(
+  check_linear_dims<Topo>(
       call, opt.algo, algorithm::bidirectional,
       "algorithm::automatic, algorithm::store_and_forward or algorithm::pairwise");
   call.algorithm(opt.algo, {algorithm::store_and_forward, algorithm::pairwise,
                             algorithm::bidirectional, algorithm::naive});
   call.in_place(in, out, 0);
-  detail::personalized::all_to_all<Topo>(c, Topo::shape(call.p()), in, out, opt,
-                                         detail::tag::all_to_all);
+  if (s == stage::check) return;
+  personalized::all_to_all<Topo>(c, Topo::shape(call.p()), in, out, opt, tag::all_to_all);
+}
+
+}  // namespace detail
+
+template <Topology Topo, Transport C, class In, class Out>
+requires BufferPair<In, Out>
+void all_to_all(C& c, In&& input, Out&& output, const options& opt = {}) {
+  detail::checked_all_to_all<Topo>(c, input, output, opt, detail::stage::run);
 }
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

@@ -34,6 +34,7 @@
 #include "../core/elementwise.hpp"
 #include "../core/errors.hpp"
 #include "../core/options.hpp"
+#include "../core/progress.hpp"
 #include "../core/tags.hpp"
 #include "../kernels/pipeline.hpp"
 #include "../topology/topology.hpp"
@@ -195,16 +196,29 @@ class call_args {
   int rank_, p_;
 };
 
+// Where a collective's code is run: stage::run, a call that communicates
+// (blocking, or a started request running); stage::check, the argument checks
+// alone, as a nonblocking or persistent collective runs them when it is
+// started (collectives/nonblocking.hpp): the same checks, the same words.
+enum class stage { check, run };
+
 // Tells a transport that listens (CollectiveAwareTransport: mpi::Comm) that a
 // collective begins, and that it ended when the scope closes, normally or by
 // an exception; then, on a transport that offers it (AgreementTransport), runs
 // the agreement check (core/agreement.hpp), which throws on every rank if the
 // ranks disagree. Declared first in a collective, before any argument check
-// that might reject one rank alone. Nothing at all for other transports.
+// that might reject one rank alone. Before all that, a call of stage::run
+// completes the collectives this rank started earlier on c (and those that
+// run whole; core/progress.hpp): every rank runs a communicator's
+// collectives in the order it started them. stage::check does none of it.
 template <Transport C>
 class collective_scope {
  public:
-  collective_scope(C& c, const collective_info& info) : c_(c) {
+  collective_scope(C& c, const collective_info& info, stage s = stage::run)
+      : c_(c), active_(s == stage::run) {
+    if (!active_) return;
+    if (started_collectives_waiting()) [[unlikely]]
+      run_started_collectives(&c);
     if constexpr (CollectiveAwareTransport<C>) c.begin_collective(info);
     if constexpr (AgreementTransport<C>) {
       try {
@@ -216,13 +230,15 @@ class collective_scope {
     }
   }
   ~collective_scope() {
-    if constexpr (CollectiveAwareTransport<C>) c_.end_collective();
+    if constexpr (CollectiveAwareTransport<C>)
+      if (active_) c_.end_collective();
   }
   collective_scope(const collective_scope&) = delete;
   collective_scope& operator=(const collective_scope&) = delete;
 
  private:
   C& c_;
+  bool active_;
 };
 
 // The same, for a collective whose counts differ between ranks by design.

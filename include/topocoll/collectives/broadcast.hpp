@@ -52,47 +52,64 @@
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
+namespace detail {
+
+// broadcast's checks (stage::check) or the whole call (stage::run).
 template <Topology Topo, Transport C, OutputBuffer Buf>
-void broadcast(C& c, Buf&& buffer, int root, const options& opt = {}) {
-  const std::span<buffer_value_t<Buf>> buf = detail::out_span(buffer);
-  const auto call = detail::open_call<Topo>("broadcast", c);
-  const detail::collective_scope scope(c, call.info(buf, opt.algo, root));
+void checked_broadcast(C& c, Buf&& buffer, int root, const options& opt, stage s) {
+  const std::span<buffer_value_t<Buf>> buf = out_span(buffer);
+  const auto call = open_call<Topo>("broadcast", c);
+  const collective_scope scope(c, call.info(buf, opt.algo, root), s);
   call.cost(opt.cost);
   call.root(root);
-  detail::check_one_to_all_algorithm<Topo>(call, opt.algo, algorithm::scatter_all_gather);
-  if (call.p() == 1 || buf.empty()) return;
+  check_one_to_all_algorithm<Topo>(call, opt.algo, algorithm::scatter_all_gather);
+  if (s == stage::check || call.p() == 1 || buf.empty()) return;
   const layout l = Topo::shape(call.p());
-  auto bcast = [&]<class U>(std::span<U> s) {
-    namespace kernel = detail::one_to_all;
-    if (kernel::in_pieces<Topo, U>(opt, algorithm::scatter_all_gather, l, s.size(), root,
+  auto bcast = [&]<class U>(std::span<U> b) {
+    namespace kernel = one_to_all;
+    if (kernel::in_pieces<Topo, U>(opt, algorithm::scatter_all_gather, l, b.size(), root,
                                    kernel::rs_messages::one))
-      kernel::scatter_all_gather<Topo>(c, l, s, root);
+      kernel::scatter_all_gather<Topo>(c, l, b, root);
     else
-      kernel::broadcast<Topo>(c, l, s, root, opt);
+      kernel::broadcast<Topo>(c, l, b, root, opt);
   };
-  if constexpr (detail::is_flat_string_v<buffer_value_t<Buf>>)
-    detail::strings::broadcast(call.rank(), call.p(), buf, root, bcast);
+  if constexpr (is_flat_string_v<buffer_value_t<Buf>>)
+    strings::broadcast(call.rank(), call.p(), buf, root, bcast);
   else
     bcast(buf);
 }
 
+// ... from several roots.
 template <Topology Topo, Transport C, OutputBuffer Buf>
-void broadcast(C& c, Buf&& buffer, std::span<const int> roots, const options& opt = {}) {
-  static_assert(!detail::is_flat_string_v<buffer_value_t<Buf>>,
+void checked_broadcast(C& c, Buf&& buffer, std::span<const int> roots, const options& opt,
+                       stage s) {
+  static_assert(!is_flat_string_v<buffer_value_t<Buf>>,
                 "topocoll::broadcast from several roots takes blocks of equal length, not strings");
-  namespace kernel = detail::all_to_all_broadcast;
-  const std::span<buffer_value_t<Buf>> buf = detail::out_span(buffer);
-  const auto call = detail::open_call<Topo>("broadcast", c);
-  const detail::collective_scope scope(c, call.info(buf, opt.algo));
+  namespace kernel = all_to_all_broadcast;
+  const std::span<buffer_value_t<Buf>> buf = out_span(buffer);
+  const auto call = open_call<Topo>("broadcast", c);
+  const collective_scope scope(c, call.info(buf, opt.algo), s);
   call.cost(opt.cost);
   call.roots(roots, buf.size());
   call.algorithm(opt.algo, {algorithm::fold, algorithm::tree});
-  if (call.p() == 1 || buf.empty()) return;
+  if (s == stage::check || call.p() == 1 || buf.empty()) return;
   const std::size_t m = buf.size() / roots.size();
   const layout l = Topo::shape(call.p());
   const algorithm a =
       kernel::choose_roots<Topo>(l, roots.size(), m * sizeof(buffer_value_t<Buf>), opt);
   kernel::broadcast_roots<Topo>(c, l, buf, kernel::roots_call{roots, m}, a, opt);
+}
+
+}  // namespace detail
+
+template <Topology Topo, Transport C, OutputBuffer Buf>
+void broadcast(C& c, Buf&& buffer, int root, const options& opt = {}) {
+  detail::checked_broadcast<Topo>(c, buffer, root, opt, detail::stage::run);
+}
+
+template <Topology Topo, Transport C, OutputBuffer Buf>
+void broadcast(C& c, Buf&& buffer, std::span<const int> roots, const options& opt = {}) {
+  detail::checked_broadcast<Topo>(c, buffer, roots, opt, detail::stage::run);
 }
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

@@ -25,26 +25,37 @@
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
+namespace detail {
+
+// gather's checks (stage::check) or the whole call (stage::run).
 template <Topology Topo, Transport C, class In, class Out>
-requires BufferPair<In, Out>
-void gather(C& c, In&& input, Out&& output, int root, const options& opt = {}) {
-  const auto [call, in, out] = detail::open_call<Topo>("gather", c, input, output);
-  const detail::collective_scope scope(c, call.info(in, opt.algo, root));
+void checked_gather(C& c, In&& input, Out&& output, int root, const options& opt, stage s) {
+  const auto [call, in, out] = open_call<Topo>("gather", c, input, output);
+  const collective_scope scope(c, call.info(in, opt.algo, root), s);
   call.cost(opt.cost);
   const std::size_t m = in.size();
   call.root_buffer(root, "out", "p * in.size()", out.size(),
                    static_cast<std::size_t>(call.p()) * m);
-  detail::check_one_to_all_algorithm<Topo>(call, opt.algo);
+  check_one_to_all_algorithm<Topo>(call, opt.algo);
   // Only the root uses out (MPI ignores it elsewhere): on another rank it may
   // be anything, overlapping the other buffer included (every rank passing one
   // whole buffer and its own block of it, the SPMD pattern).
   if (call.rank() == root) call.in_place(in, out, static_cast<std::size_t>(root) * m);
+  if (s == stage::check) return;
   if (call.nothing_to_do(in, out)) return;
   const layout l = Topo::shape(call.p());
-  if constexpr (detail::is_flat_string_v<buffer_value_t<Out>>)
+  if constexpr (is_flat_string_v<buffer_value_t<Out>>)
     if (opt.algo != algorithm::pipelined)
-      return detail::strings::gather<Topo>(c, l, in, out, root, detail::tag::gather);
-  detail::one_to_all::gather<Topo>(c, l, in, out, root, opt);
+      return strings::gather<Topo>(c, l, in, out, root, tag::gather);
+  one_to_all::gather<Topo>(c, l, in, out, root, opt);
+}
+
+}  // namespace detail
+
+template <Topology Topo, Transport C, class In, class Out>
+requires BufferPair<In, Out>
+void gather(C& c, In&& input, Out&& output, int root, const options& opt = {}) {
+  detail::checked_gather<Topo>(c, input, output, root, opt, detail::stage::run);
 }
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

@@ -34,25 +34,36 @@
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
+namespace detail {
+
+// reduce's checks (stage::check) or the whole call (stage::run).
 template <Topology Topo, Transport C, class In, class Out, class Op>
-requires ReductionBuffers<In, Out, Op>
-void reduce(C& c, In&& input, Out&& output, Op op, int root, const options& opt = {}) {
-  const auto [call, in, out] = detail::open_call<Topo>("reduce", c, input, output);
-  const detail::collective_scope scope(c, call.info(in, opt.algo, root));
+void checked_reduce(C& c, In&& input, Out&& output, Op op, int root, const options& opt, stage s) {
+  const auto [call, in, out] = open_call<Topo>("reduce", c, input, output);
+  const collective_scope scope(c, call.info(in, opt.algo, root), s);
   call.cost(opt.cost);
   call.root_buffer(root, "out", "in.size()", out.size(), in.size());
-  detail::check_one_to_all_algorithm<Topo>(call, opt.algo, algorithm::reduce_scatter_gather);
+  check_one_to_all_algorithm<Topo>(call, opt.algo, algorithm::reduce_scatter_gather);
   // Only the root uses out (MPI ignores it elsewhere): on another rank it may
   // overlap in in any way.
   if (call.rank() == root) call.in_place(in, out, 0);
+  if (s == stage::check) return;
   if (call.nothing_to_do(in, out)) return;
-  namespace kernel = detail::one_to_all;
+  namespace kernel = one_to_all;
   using T = buffer_value_t<Out>;
   const layout l = Topo::shape(call.p());
   if (kernel::in_pieces<Topo, T>(opt, algorithm::reduce_scatter_gather, l, in.size(), root,
                                  kernel::rs_messages_for<Topo, T, Op>()))
-    return kernel::reduce_scatter_gather<Topo>(c, l, detail::in_out{in, out}, op, root);
-  kernel::reduce<Topo>(c, l, detail::in_out{in, out}, op, root, opt);
+    return kernel::reduce_scatter_gather<Topo>(c, l, in_out{in, out}, op, root);
+  kernel::reduce<Topo>(c, l, in_out{in, out}, op, root, opt);
+}
+
+}  // namespace detail
+
+template <Topology Topo, Transport C, class In, class Out, class Op>
+requires ReductionBuffers<In, Out, Op>
+void reduce(C& c, In&& input, Out&& output, Op op, int root, const options& opt = {}) {
+  detail::checked_reduce<Topo>(c, input, output, op, root, opt, detail::stage::run);
 }
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

@@ -31,24 +31,35 @@
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
+namespace detail {
+
+// reduce_scatter's checks (stage::check) or the whole call (stage::run).
 template <Topology Topo, Transport C, class In, class Out, class Op>
-requires ReductionBuffers<In, Out, Op>
-void reduce_scatter(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
-  const auto [call, in, out] = detail::open_call<Topo>("reduce_scatter", c, input, output);
-  const detail::collective_scope scope(c, call.info(out, opt.algo));
+void checked_reduce_scatter(C& c, In&& input, Out&& output, Op op, const options& opt, stage s) {
+  const auto [call, in, out] = open_call<Topo>("reduce_scatter", c, input, output);
+  const collective_scope scope(c, call.info(out, opt.algo), s);
   call.cost(opt.cost);
   call.size("in (p * out.size())", in.size(), static_cast<std::size_t>(call.p()) * out.size());
   call.algorithm(opt.algo, {algorithm::tree, algorithm::fold});
   const layout l = Topo::shape(call.p());
-  detail::check_complete_groups<Topo>(call, l, opt.algo, {algorithm::fold},
-                                      "algorithm::automatic or algorithm::tree");
+  check_complete_groups<Topo>(call, l, opt.algo, {algorithm::fold},
+                              "algorithm::automatic or algorithm::tree");
   call.in_place(in, out, 0);
+  if (s == stage::check) return;
   if (out.empty()) return;
-  if (call.p() == 1) return detail::copy_to(in, out);
-  namespace kernel = detail::all_to_all_broadcast;
+  if (call.p() == 1) return copy_to(in, out);
+  namespace kernel = all_to_all_broadcast;
   using T = buffer_value_t<Out>;
   const options chosen{kernel::choose_reduce_scatter<Topo, T, Op>(l, out.size(), opt), opt.cost};
   kernel::reduce_scatter<Topo>(c, l, in, out, op, chosen);
+}
+
+}  // namespace detail
+
+template <Topology Topo, Transport C, class In, class Out, class Op>
+requires ReductionBuffers<In, Out, Op>
+void reduce_scatter(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
+  detail::checked_reduce_scatter<Topo>(c, input, output, op, opt, detail::stage::run);
 }
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

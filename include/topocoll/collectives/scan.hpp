@@ -30,15 +30,15 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
 template <Topology Topo, prefix::scan_kind Kind, Transport C, class In, class Out, class Op>
-void checked_scan(C& c, In&& input, Out&& output, const Op& op, const options& opt) {
+void checked_scan(C& c, In&& input, Out&& output, const Op& op, const options& opt, stage s) {
   const auto [call, in, out] = open_call<Topo>(
       Kind == prefix::scan_kind::inclusive ? "scan" : "exclusive_scan", c, input, output);
-  const collective_scope scope(c, call.info(in, opt.algo));
+  const collective_scope scope(c, call.info(in, opt.algo), s);
   call.cost(opt.cost);
   call.size("out (in.size())", out.size(), in.size());
   call.algorithm(opt.algo, {algorithm::recursive_doubling});
   call.in_place(in, out, 0);
-  if (in.empty()) return;
+  if (s == stage::check || in.empty()) return;
   prefix::scan<Topo>(c, Topo::shape(call.p()), in_out{in, out}, op, Kind, opt.cost);
 }
 }  // namespace detail
@@ -46,13 +46,15 @@ void checked_scan(C& c, In&& input, Out&& output, const Op& op, const options& o
 template <Topology Topo, Transport C, class In, class Out, class Op>
 requires ReductionBuffers<In, Out, Op>
 void scan(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
-  detail::checked_scan<Topo, detail::prefix::scan_kind::inclusive>(c, input, output, op, opt);
+  detail::checked_scan<Topo, detail::prefix::scan_kind::inclusive>(c, input, output, op, opt,
+                                                                   detail::stage::run);
 }
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
 requires ReductionBuffers<In, Out, Op>
 void exclusive_scan(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
-  detail::checked_scan<Topo, detail::prefix::scan_kind::exclusive>(c, input, output, op, opt);
+  detail::checked_scan<Topo, detail::prefix::scan_kind::exclusive>(c, input, output, op, opt,
+                                                                   detail::stage::run);
 }
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

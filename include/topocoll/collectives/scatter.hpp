@@ -24,22 +24,33 @@
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
+namespace detail {
+
+// scatter's checks (stage::check) or the whole call (stage::run).
 template <Topology Topo, Transport C, class In, class Out>
-requires BufferPair<In, Out>
-void scatter(C& c, In&& input, Out&& output, int root, const options& opt = {}) {
-  const auto [call, in, out] = detail::open_call<Topo>("scatter", c, input, output);
-  const detail::collective_scope scope(c, call.info(out, opt.algo, root));
+void checked_scatter(C& c, In&& input, Out&& output, int root, const options& opt, stage s) {
+  const auto [call, in, out] = open_call<Topo>("scatter", c, input, output);
+  const collective_scope scope(c, call.info(out, opt.algo, root), s);
   call.cost(opt.cost);
   const std::size_t m = out.size();
   call.root_buffer(root, "in", "p * out.size()", in.size(), static_cast<std::size_t>(call.p()) * m);
-  detail::check_one_to_all_algorithm<Topo>(call, opt.algo);
+  check_one_to_all_algorithm<Topo>(call, opt.algo);
   // Only the root uses in (MPI ignores it elsewhere): on another rank it may
   // be anything, overlapping the other buffer included (every rank passing one
   // whole buffer and its own block of it, the SPMD pattern).
   if (call.rank() == root) call.in_place(in, out, static_cast<std::size_t>(root) * m);
+  if (s == stage::check) return;
   if (m == 0) return;
-  if (call.p() == 1) return detail::copy_to(in, out);
-  detail::one_to_all::scatter<Topo>(c, Topo::shape(call.p()), in, out, root, opt);
+  if (call.p() == 1) return copy_to(in, out);
+  one_to_all::scatter<Topo>(c, Topo::shape(call.p()), in, out, root, opt);
+}
+
+}  // namespace detail
+
+template <Topology Topo, Transport C, class In, class Out>
+requires BufferPair<In, Out>
+void scatter(C& c, In&& input, Out&& output, int root, const options& opt = {}) {
+  detail::checked_scatter<Topo>(c, input, output, root, opt, detail::stage::run);
 }
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

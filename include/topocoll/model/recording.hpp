@@ -116,10 +116,27 @@ struct phantom {
   }
 };
 
+// The same with another element size: what a persistent collective's plan
+// (collectives/nonblocking.hpp) simulates, so that the choices that depend
+// on bytes see its element's.
+template <std::size_t Bytes>
+struct sized_phantom {
+  std::byte unused[Bytes];
+  static constexpr bool topocoll_inert = true;
+  static sized_phantom* topocoll_reserve(std::size_t n) {
+    detail::address_arena* a = detail::address_arena::current();
+    if (a == nullptr) throw std::logic_error("topocoll::model::phantom: no simulation is running");
+    return reinterpret_cast<sized_phantom*>(a->take(n * sizeof(sized_phantom)));
+  }
+};
+
 // The simulator's reduction operator: commutative, and never called on data
 // (combinations of an inert type are skipped).
 struct phantom_op {
-  phantom operator()(const phantom& a, const phantom&) const { return a; }
+  template <class E>
+  E operator()(const E& a, const E&) const {
+    return a;
+  }
 };
 
 namespace detail {

@@ -41,7 +41,15 @@
 #include <string_view>
 #include <vector>
 
-#include "../collectives.hpp"
+#include "../collectives/all_gather.hpp"
+#include "../collectives/all_reduce.hpp"
+#include "../collectives/all_to_all.hpp"
+#include "../collectives/broadcast.hpp"
+#include "../collectives/gather.hpp"
+#include "../collectives/reduce.hpp"
+#include "../collectives/reduce_scatter.hpp"
+#include "../collectives/scan.hpp"
+#include "../collectives/scatter.hpp"
 #include "../version.hpp"
 #include "network.hpp"
 #include "recording.hpp"
@@ -117,11 +125,11 @@ void run_collective(C& c, collective k, std::size_t m, Buffers&& buf, const Op& 
 namespace detail {
 
 // One rank's call, over untouched address space.
-template <Topology Topo, Transport C>
+template <Topology Topo, class Elem = phantom, Transport C>
 void run_rank(C& c, collective k, std::size_t m, const options& opt, address_arena& a) {
   auto buf = [&](std::size_t n) {
-    auto* first = reinterpret_cast<phantom*>(a.take_distinct(n * sizeof(phantom)));
-    return std::span<phantom>(first, n);
+    auto* first = reinterpret_cast<Elem*>(a.take_distinct(n * sizeof(Elem)));
+    return std::span<Elem>(first, n);
   };
   run_collective<Topo>(c, k, m, buf, phantom_op{}, opt);
 }
@@ -197,9 +205,10 @@ schedule_log record_calls(int p, ports port, Run&& run) {
   return log;
 }
 
-template <Topology Topo>
+template <Topology Topo, class Elem = phantom>
 schedule_log record(collective k, int p, std::size_t m, ports port, const options& opt) {
-  return record_calls(p, port, [&](auto& c, address_arena& a) { run_rank<Topo>(c, k, m, opt, a); });
+  return record_calls(p, port,
+                      [&](auto& c, address_arena& a) { run_rank<Topo, Elem>(c, k, m, opt, a); });
 }
 
 }  // namespace detail
@@ -207,11 +216,12 @@ schedule_log record(collective k, int p, std::size_t m, ports port, const option
 // The predicted time, message count and worst congestion of collective k of m
 // elements per rank (per block for all_gather, reduce_scatter, scatter,
 // gather and all_to_all) over p ranks on Topo, on the network net.
-template <Topology Topo>
+// Elem: the element (model::sized_phantom<N> for N bytes), 8 bytes unless said.
+template <Topology Topo, class Elem = phantom>
 result simulate(collective k, int p, std::size_t m, const network& net, const cost_params& cost,
                 const options& opt = {}) {
   detail::check_inputs(p, m, net, cost);
-  const detail::schedule_log log = detail::record<Topo>(k, p, m, net.port_model(), opt);
+  const detail::schedule_log log = detail::record<Topo, Elem>(k, p, m, net.port_model(), opt);
   return detail::finite_time(detail::timeline(log, net, cost, nullptr).run(), cost);
 }
 
@@ -253,18 +263,18 @@ traced_result simulate_trace(collective k, int p, std::size_t m, const network& 
 // where automatic's schedule is none of theirs; several where schedules
 // coincide (p = 1, m = 0, or two algorithms that are the same at this p).
 // port: the transport the kernels see, as network::with(ports) says.
-template <Topology Topo>
+template <Topology Topo, class Elem = phantom>
 std::vector<algorithm> automatic_takes(collective k, int p, std::size_t m, const options& opt,
                                        ports port = ports::multi) {
   detail::check_size(p, m);
   options o = opt;
   o.algo = algorithm::automatic;
-  const detail::schedule_log chosen = detail::record<Topo>(k, p, m, port, o);
+  const detail::schedule_log chosen = detail::record<Topo, Elem>(k, p, m, port, o);
   std::vector<algorithm> same;
   for (int a = 1; a < algorithm_count; ++a) {
     o.algo = static_cast<algorithm>(a);
     try {
-      if (detail::record<Topo>(k, p, m, port, o) == chosen) same.push_back(o.algo);
+      if (detail::record<Topo, Elem>(k, p, m, port, o) == chosen) same.push_back(o.algo);
     } catch (const std::invalid_argument&) {
       // a forced algorithm that does not apply to k, Topo or p
     }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../../core/agreement.hpp"
+#include "../../core/progress.hpp"
 #include "../../version.hpp"
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::loopback {
@@ -94,6 +95,9 @@ struct rank_state {
   wait_for wait;
   bool blocked = false;  // waiting, and nothing yet satisfies it
   bool finished = false;
+  // The rank thread's started collectives (core/progress.hpp), for a
+  // deadlock report; read by another thread only while this rank is blocked.
+  const topocoll::detail::started_queue* started = nullptr;
   // See poller (polling.hpp); touched by the rank's own thread only.
   int poll_skip = 0;      // waits left to sleep at once, without polling
   int poll_backoff = 16;  // poll_skip after the next yield that lost the core

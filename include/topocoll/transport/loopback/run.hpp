@@ -25,6 +25,7 @@ void run(int p, F&& f, options opt = {}) {
   detail::world w(p, opt);
   auto body = [&](int r) {
     try {
+      w.attach(r, topocoll::detail::started_on_this_thread());
       Comm c(w, r);
       f(c);
     } catch (...) {

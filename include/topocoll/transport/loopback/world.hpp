@@ -159,6 +159,11 @@ class world {
     withdraw(lk, me, e);
   }
 
+  // Rank me's thread, as it begins: where its started collectives are.
+  void attach(int me, const topocoll::detail::started_queue& started) {
+    ranks_[me].started = &started;
+  }
+
   void finish(int me) {
     std::unique_lock lk(mu_);
     ranks_[me].finished = true;
@@ -261,6 +266,11 @@ class world {
       const rank_state& s = ranks_[r];
       if (s.blocked) text += "\n  " + say.waits(r, s.wait, ranks_[s.wait.peer].finished);
     }
+    for (int r = 0; r < p_; ++r)
+      if (const auto* started = ranks_[r].started; started != nullptr && ranks_[r].blocked)
+        for (const std::string& name : started->not_begun())
+          text +=
+              topocoll::detail::concat("\n  rank ", r, ": ", name, " started, never waited for");
     deadlock_text_ = std::move(text);
     deadlocked_ = true;
     poller_.halt();

@@ -33,17 +33,21 @@ class agreement_check : public waits {
   // Whether the agreement check is on for this communicator.
   bool checks_agreement() const { return check_; }
 
-  // The check's one allreduce: MPI_Allreduce of the record under
-  // MPI_MINLOC, or with a timeout MPI_Iallreduce, polled.
+  // The check's one allreduce: MPI_Iallreduce of the record under
+  // MPI_MINLOC, waited for (MPI_Wait), or polled where waits poll (a timeout,
+  // started collectives). Always the nonblocking form: ranks differ in
+  // whether they poll (one runs the collective in a fiber, another blocking),
+  // and MPI never matches a blocking collective with a nonblocking one.
   agreement_record agreement_allreduce(const agreement_record& in) {
     constexpr int n = static_cast<int>(std::tuple_size_v<agreement_record>);
+    if (polled()) return polled_allreduce(in);
+    ++*checks_;
     agreement_record out;
-    if (!timed()) {  // faster than MPI_Iallreduce + MPI_Wait (doc/transports.md)
-      check(MPI_Allreduce(in.data(), out.data(), n, MPI_LONG_INT, MPI_MINLOC, lib_),
-            "MPI_Allreduce", -1, -1);
-      return out;
-    }
-    return timed_allreduce(in);
+    MPI_Request req;
+    check(MPI_Iallreduce(in.data(), out.data(), n, MPI_LONG_INT, MPI_MINLOC, lib_, &req),
+          "MPI_Iallreduce", -1, -1);
+    check(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait (agreement check)", -1, -1);
+    return out;
   }
 
  protected:
@@ -53,11 +57,11 @@ class agreement_check : public waits {
   bool check_ = false;  // the agreement check is on
 
  private:
-  // The allreduce under a timeout. The record is on the heap: after a
-  // timeout the MPI_Iallreduce stays pending (MPI forbids freeing a
-  // collective's request) and may still write there, so it is left to MPI
-  // for good.
-  agreement_record timed_allreduce(const agreement_record& in) {
+  // The allreduce polled, within the timeout if there is one. The record is
+  // on the heap: after a timeout the MPI_Iallreduce stays pending (MPI
+  // forbids freeing a collective's request) and may still write there, so it
+  // is left to MPI for good.
+  agreement_record polled_allreduce(const agreement_record& in) {
     constexpr int n = static_cast<int>(std::tuple_size_v<agreement_record>);
     const long number = ++*checks_;
     std::unique_ptr<agreement_record[]> heap(new agreement_record[2]{in, {}});

@@ -117,6 +117,9 @@ class Comm : private detail::small_messages {
   }
 
   // A started send (core/nonblocking.hpp; requests.hpp).
+  // Its waits poll and suspend a started collective's fiber (core/progress.hpp).
+  static constexpr bool topocoll_resumable = true;
+
   using request = detail::send_request;
 
   // Starts a send (MPI_Isend) and returns at once. A trivially copyable span
@@ -146,7 +149,7 @@ class Comm : private detail::small_messages {
 
   // Completes every request (MPI_Waitall); each is empty afterwards.
   void wait_all(std::span<request> reqs) {
-    if (timed()) return wait_all_timed(reqs);
+    if (polled()) return wait_all_timed(reqs);
     constexpr std::size_t small = 32;  // requests; each has a message and maybe a marker
     MPI_Request local[2 * small];
     std::vector<MPI_Request> heap;
@@ -194,7 +197,7 @@ class Comm : private detail::small_messages {
       // The caller may reuse or free `out` once we leave: complete the send
       // first. Its partner runs the matching sendrecv, so it will arrive
       // (with a timeout: unless the receive timed out, or within the limit).
-      if (timed()) {
+      if (polled()) {
         if (req[0] == MPI_REQUEST_NULL || settle(req[0], sent))
           settle(req[1], sent);
         else
@@ -203,7 +206,7 @@ class Comm : private detail::small_messages {
         MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
       throw;
     }
-    if (timed()) {
+    if (polled()) {
       const auto start = clock::now();
       complete(req[0], sent, start);
       return complete(req[1], sent, start);
@@ -245,5 +248,6 @@ static_assert(SplittableTransport<Comm>);
 static_assert(NonblockingTransport<Comm, double>);
 static_assert(NonblockingTransport<Comm, std::string>);
 static_assert(AgreementTransport<Comm>);
+static_assert(ResumableTransport<Comm>);
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::mpi

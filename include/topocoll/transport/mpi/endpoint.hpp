@@ -12,6 +12,7 @@
 #include <string>
 
 #include "../../core/errors.hpp"
+#include "../../core/progress.hpp"
 #include "../../version.hpp"
 #include "errors.hpp"
 #include "options.hpp"
@@ -31,6 +32,9 @@ class endpoint {
   }
 
   bool timed() const { return opt_.timeout.count() > 0; }
+  // Waits poll (waits::poll) rather than block in MPI: with a timeout, or
+  // where started collectives need progress (core/progress.hpp).
+  bool polled() const { return timed() || topocoll::detail::polling_for_progress(); }
 
   // The error paths are out of line, so that the calls on every message's
   // path cost a compare and a branch.

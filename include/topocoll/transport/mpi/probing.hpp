@@ -80,7 +80,7 @@ class probes : public agreement_check {
   }
 
   std::size_t probe_any(int source, int tag, MPI_Message& msg, const wait_for& w) {
-    return timed() ? timed_probe(source, tag, msg, w) : probe(source, tag, msg);
+    return polled() ? timed_probe(source, tag, msg, w) : probe(source, tag, msg);
   }
 
   template <class T>

@@ -51,7 +51,7 @@ class small_messages : public probes {
   // one a timeout names).
   void send_one(int dest, int tag, const void* p, std::size_t n, std::size_t whole) {
     detail::byte_type bt(n, opt_.max_int_bytes);
-    if (timed()) {
+    if (polled()) {
       usable();
       MPI_Request req;
       check(MPI_Isend(p, bt.count(), bt.type(), dest, tag, lib_, &req),
@@ -99,7 +99,7 @@ class small_messages : public probes {
   // message copied out.
   template <class T>
   void receive_small(int source, int tag, std::span<T> data, const wait_for& w) {
-    const std::size_t m = timed() ? timed_recv_small(source, tag, w) : recv_small(source, tag);
+    const std::size_t m = polled() ? timed_recv_small(source, tag, w) : recv_small(source, tag);
     if (m == marker_bytes()) [[unlikely]] {
       MPI_Message msg;
       refuse(msg, probe_any(source, tag, msg, w), source, tag, data);

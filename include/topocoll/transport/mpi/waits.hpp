@@ -20,6 +20,7 @@
 
 #include "../../core/collective_info.hpp"
 #include "../../core/errors.hpp"
+#include "../../core/progress.hpp"
 #include "../../version.hpp"
 #include "endpoint.hpp"
 
@@ -69,14 +70,26 @@ class waits : public endpoint {
 
   // Calls done() until it returns true (then true) or the timeout has passed
   // since start (then false). It yields the core at first, then sleeps, 20 us
-  // doubling to 1 ms: the ranks it waits for may need the core.
+  // doubling to 1 ms: the ranks it waits for may need the core. Where
+  // collectives were started (core/progress.hpp) it polls for them too: in a
+  // started collective's fiber it suspends at each turn, and in a blocking
+  // call it steps the started ones and only yields; without a timeout it
+  // then waits for as long as it takes.
   template <class Done>
   bool poll(Done&& done, clock::time_point start) const {
-    const auto deadline = start + std::chrono::duration_cast<clock::duration>(opt_.timeout);
+    const auto deadline = timed()
+                              ? start + std::chrono::duration_cast<clock::duration>(opt_.timeout)
+                              : clock::time_point::max();
     auto nap = std::chrono::microseconds(20);
     for (int i = 0;; ++i) {
       if (done()) return true;
       if (clock::now() >= deadline) return false;
+      if (topocoll::detail::polling_for_progress()) {
+        const bool fiber = topocoll::detail::in_fiber;
+        topocoll::detail::while_blocked();
+        if (!fiber) std::this_thread::yield();
+        continue;
+      }
       if (i < 100) {
         std::this_thread::yield();
         continue;

@@ -1,0 +1,320 @@
+#pragma once
+// The collectives a thread has started and not completed: the progress engine
+// behind the nonblocking and persistent collectives (collectives/nonblocking.hpp,
+// doc/nonblocking.md).
+//
+// A started collective is the blocking collective's own code, run later. On
+// a transport that can suspend (ResumableTransport: mpi::Comm) it runs as a
+// fiber, a stack of its own: where the transport would block, it polls once
+// and suspends instead, and the next test() or wait() resumes it where it
+// stopped. So test() never waits for the other ranks, the kernels stay the
+// one blocking definition of each pattern, and collectives on different
+// communicators progress side by side. On one communicator they run one after
+// another, in the order they were started (their messages share tags).
+// Blocking collectives and the transport's waits drive the same progress
+// (while_blocked), so a blocking call on one communicator never stalls the
+// collectives started on another.
+//
+// On any other transport (loopback, a user's) a started collective runs whole,
+// on the caller's stack, at the first test(), wait() or blocking collective
+// of the thread, oldest first across communicators.
+//
+// Under AddressSanitizer and ThreadSanitizer no fiber is made: switching
+// stacks needs their annotations, which this file does not make. Started
+// collectives then run whole, as on loopback.
+//
+// Everything here is per thread: an MPI process, or one loopback rank.
+
+#include <sched.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../version.hpp"
+
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
+
+// A transport whose blocking waits suspend a started collective's fiber
+// instead of blocking (they call detail::while_blocked() as they poll).
+template <class C>
+concept ResumableTransport = requires {
+  requires C::topocoll_resumable;
+};
+
+namespace detail {
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool fibers_available = false;
+#else
+inline constexpr bool fibers_available = true;
+#endif
+
+// A stack for a fiber: mapped, with a guard page below it; kept by a
+// persistent request from one start to the next.
+class fiber_stack {
+ public:
+  static constexpr std::size_t bytes = std::size_t{1} << 20;  // committed as touched
+
+  fiber_stack() {
+    guard_ = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    void* p = ::mmap(nullptr, bytes + guard_, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    ::mprotect(p, guard_, PROT_NONE);
+    base_ = static_cast<std::byte*>(p);
+  }
+  ~fiber_stack() { ::munmap(base_, bytes + guard_); }
+  fiber_stack(const fiber_stack&) = delete;
+  fiber_stack& operator=(const fiber_stack&) = delete;
+
+  void* bottom() const { return base_ + guard_; }
+
+ private:
+  std::byte* base_ = nullptr;
+  std::size_t guard_ = 0;
+};
+
+// One started collective: what runs it, where it is, and what came of it.
+struct started_collective {
+  enum class state : unsigned char { idle, queued, running, done };
+
+  std::string name;            // "iall_reduce", "all_reduce_init": for errors and reports
+  std::function<void()> run;   // the whole collective (stage::run)
+  const void* comm = nullptr;  // its transport object: one at a time on each
+  bool resumable = false;      // runs as a fiber
+  state at = state::idle;
+  std::exception_ptr error;  // what run threw, until a test() or wait() takes it
+
+  // The fiber, while it runs as one.
+  std::unique_ptr<fiber_stack> stack;
+  ucontext_t context{}, caller{};
+  bool suspended = false;  // in a fiber, between suspend and resume
+
+  bool finished() const { return at == state::done || at == state::idle; }
+};
+
+// How many collectives this thread has started and not finished; read by
+// every blocking collective and, on a resumable transport, by every wait, so
+// the common case (none) is one load.
+inline thread_local std::size_t started_waiting = 0;
+// The started collective running on this thread's stack or in a fiber now.
+inline thread_local started_collective* started_running = nullptr;
+inline thread_local bool in_fiber = false;
+
+inline bool started_collectives_waiting() {
+  return started_waiting != 0;
+}
+
+// Inside a fiber: back to whoever resumed it.
+inline void suspend_fiber() {
+  started_collective* s = started_running;
+  s->suspended = true;
+  in_fiber = false;
+  ::swapcontext(&s->context, &s->caller);
+  in_fiber = true;
+}
+
+class started_queue {
+ public:
+  void push(std::shared_ptr<started_collective> s) {
+    s->at = started_collective::state::queued;
+    s->error = nullptr;
+    queue_.push_back(std::move(s));
+    ++started_waiting;
+  }
+
+  // One pass: each communicator's oldest collective, if it runs as a fiber,
+  // runs until it suspends or ends. The others wait for run_through.
+  void step() {
+    if (in_fiber) return;
+    seen_.clear();
+    if (started_running != nullptr) seen_.push_back(started_running->comm);
+    for (std::size_t i = 0; i < queue_.size(); ++i) {
+      started_collective& s = *queue_[i];
+      if (std::ranges::find(seen_, s.comm) != seen_.end()) continue;
+      seen_.push_back(s.comm);
+      if (suspends(s)) resume(s);
+    }
+    erase_finished();
+  }
+
+  // Until s has finished. A collective that cannot suspend runs whole, after
+  // every such one started before it. One that can runs on this stack if it
+  // is its communicator's oldest and has not begun (start + wait costs no
+  // fiber); otherwise its fiber steps. Inside a running collective (a blocking
+  // collective's scope within a started one), nothing: the outer call runs
+  // them in order.
+  void run_through(const started_collective& s) {
+    if (started_running != nullptr || in_fiber) {
+      if (!s.finished())
+        throw std::logic_error("topocoll: " + s.name +
+                               " was tested or waited for inside a running collective");
+      return;
+    }
+    while (!s.finished()) {
+      const std::size_t i = next_for(s);
+      if (i < queue_.size())
+        run_here(i);
+      else
+        step();
+      if (!s.finished()) ::sched_yield();  // not <thread>: collectives.hpp stays thread-free
+    }
+  }
+
+  // test(): one step of the fibers; true once s has finished. A collective
+  // that cannot suspend runs whole.
+  bool test(const started_collective& s) {
+    if (!s.finished() && !suspends(s)) run_through(s);
+    if (!s.finished()) step();
+    return s.finished();
+  }
+
+  // Before a blocking collective on `comm`: every collective started on it
+  // has finished, and every one that cannot suspend (they run in start order).
+  void settle(const void* comm) {
+    if (started_running != nullptr || in_fiber) return;
+    for (;;) {
+      const auto it = std::ranges::find_if(
+          queue_, [&](const auto& q) { return q->comm == comm || !suspends(*q); });
+      if (it == queue_.end()) return;
+      const std::shared_ptr<started_collective> keep = *it;
+      run_through(*keep);
+    }
+  }
+
+  // The collectives started and not yet begun, oldest first (a deadlock
+  // report names them).
+  std::vector<std::string> not_begun() const {
+    std::vector<std::string> names;
+    for (const auto& q : queue_)
+      if (q->at == started_collective::state::queued && !q->suspended) names.push_back(q->name);
+    return names;
+  }
+
+  // Takes s out of the queue if it has not begun (the rank then never takes
+  // part in it); true if it was there.
+  bool withdraw(started_collective& s) {
+    if (s.at != started_collective::state::queued || s.suspended) return false;
+    const auto it = std::ranges::find_if(queue_, [&](const auto& q) { return q.get() == &s; });
+    if (it == queue_.end()) return false;
+    queue_.erase(it);
+    --started_waiting;
+    s.at = started_collective::state::done;
+    return true;
+  }
+
+ private:
+  static bool suspends(const started_collective& s) { return s.resumable && fibers_available; }
+
+  // What run_through(s) runs on this stack next: the oldest collective that
+  // cannot suspend, up to s; else s, if it is its communicator's oldest and
+  // has not begun; else none (queue_.size()).
+  std::size_t next_for(const started_collective& s) const {
+    for (std::size_t i = 0; i < queue_.size(); ++i) {
+      const started_collective& q = *queue_[i];
+      if (!suspends(q)) return i;
+      if (q.comm == s.comm) return &q == &s && !q.suspended ? i : queue_.size();
+      if (&q == &s) break;
+    }
+    return queue_.size();
+  }
+
+  // Runs queue_[i] whole, on this stack, out of the queue.
+  void run_here(std::size_t i) {
+    const std::shared_ptr<started_collective> s = std::move(queue_[i]);
+    queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(i));
+    --started_waiting;
+    s->at = started_collective::state::running;
+    started_running = s.get();
+    try {
+      s->run();
+    } catch (...) {
+      s->error = std::current_exception();
+    }
+    started_running = nullptr;
+    s->at = started_collective::state::done;
+  }
+
+  static void fiber_entry() {
+    started_collective& s = *started_running;
+    try {
+      s.run();
+    } catch (...) {
+      s.error = std::current_exception();
+    }
+    s.at = started_collective::state::done;
+    s.suspended = false;
+    in_fiber = false;
+    ::swapcontext(&s.context, &s.caller);  // never resumed again
+  }
+
+  // Starts s as a fiber, or resumes it where it suspended.
+  static void resume(started_collective& s) {
+    if (!s.suspended) {
+      if (!s.stack) s.stack = std::make_unique<fiber_stack>();
+      ::getcontext(&s.context);
+      s.context.uc_stack.ss_sp = s.stack->bottom();
+      s.context.uc_stack.ss_size = fiber_stack::bytes;
+      s.context.uc_link = nullptr;
+      ::makecontext(&s.context, &fiber_entry, 0);
+      s.at = started_collective::state::running;
+    }
+    s.suspended = false;
+    started_collective* const outer = started_running;  // one running on this stack
+    started_running = &s;
+    in_fiber = true;
+    ::swapcontext(&s.caller, &s.context);
+    in_fiber = false;
+    started_running = outer;
+  }
+
+  void erase_finished() {
+    const auto gone = std::ranges::remove_if(queue_, [](const auto& q) { return q->finished(); });
+    started_waiting -= static_cast<std::size_t>(gone.size());
+    queue_.erase(gone.begin(), gone.end());
+  }
+
+  std::deque<std::shared_ptr<started_collective>> queue_;
+  std::vector<const void*> seen_;  // step()'s communicators, kept for its capacity
+};
+
+inline started_queue& started_on_this_thread() {
+  thread_local started_queue q;
+  return q;
+}
+
+// What a resumable transport calls each time it polls a wait: inside a
+// fiber, suspend; in a blocking call with collectives started, step them.
+inline void while_blocked() {
+  if (in_fiber)
+    suspend_fiber();
+  else if (started_waiting != 0)
+    started_on_this_thread().step();
+}
+
+// Whether a resumable transport must poll its waits (and call
+// while_blocked) rather than block: in a fiber, or with collectives started.
+inline bool polling_for_progress() {
+  return in_fiber || started_waiting != 0;
+}
+
+// What a blocking collective on `comm` does first when collectives wait (cold).
+[[gnu::cold, gnu::noinline]] inline void run_started_collectives(const void* comm) {
+  started_on_this_thread().settle(comm);
+}
+
+}  // namespace detail
+
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

@@ -1,0 +1,223 @@
+#pragma once
+// The persistent collectives (MPI-4's MPI_Bcast_init, ...): the blocking
+// call's arguments, bound once; a topocoll::persistent_request back
+// (collectives/requests.hpp). Included by <topocoll/topocoll.hpp>; a header
+// above the collectives and the model, since a plan is described by the
+// model running the collective's own schedule.
+//
+//   tc::persistent_request pr = tc::all_reduce_init<Topo>(c, in, out, op);
+//   for (...) { /* fill in */ pr.start(); /* compute */ pr.wait(); /* use out */ }
+//   pr.algorithm();  pr.describe();
+//
+// Init runs the argument checks, with the blocking call's words; start()
+// queues the collective as a nonblocking call does (collectives/nonblocking.hpp),
+// and a fiber it runs in keeps its stack from one start to the next.
+// algorithm() and describe() come from the model running this collective's
+// own schedule (model::simulate, on a complete network with t_s and t_w from
+// options::cost), computed at their first use. TOPOCOLL_EXPLAIN=1 has rank 0
+// write describe() to std::cerr at every init.
+
+#include <cstddef>
+#include <cstdlib>
+#include <iomanip>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "collectives/nonblocking.hpp"
+#include "model/simulate.hpp"
+#include "version.hpp"
+
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
+
+namespace detail {
+
+inline bool explaining() {
+  const char* e = std::getenv("TOPOCOLL_EXPLAIN");
+  return e != nullptr && *e != '\0' && std::string_view(e) != "0";
+}
+
+// Collective k of m elements of T per rank (per block) over p ranks on Topo:
+// the algorithm automatic takes there (or the one forced), and every
+// algorithm's predicted time, by the model.
+template <Topology Topo, class T>
+plan_summary plan_of(model::collective k, int p, std::size_t m, const options& opt) {
+  using E = model::sized_phantom<sizeof(T)>;
+  const model::network net = model::network::complete(p).with(model::ports::single);
+  const model::cost_params cost{opt.cost.ts_us, opt.cost.tw_us_per_byte * sizeof(T), 0.0};
+  auto predicted = [&](algorithm a) -> std::optional<double> {
+    options o = opt;
+    o.algo = a;
+    try {
+      return model::simulate<Topo, E>(k, p, m, net, cost, o).time;
+    } catch (const std::invalid_argument&) {  // a does not apply here
+      return std::nullopt;
+    }
+  };
+  plan_summary plan{opt.algo, {}};
+  std::vector<std::pair<algorithm, double>> all;
+  for (int a = 1; a < algorithm_count; ++a)
+    if (const auto t = predicted(static_cast<algorithm>(a))) all.emplace_back(algorithm(a), *t);
+  if (plan.algo == algorithm::automatic) try {
+      const std::vector<algorithm> takes = model::automatic_takes<Topo, E>(k, p, m, opt);
+      if (!takes.empty()) plan.algo = takes.front();
+    } catch (const std::invalid_argument&) {  // too large to simulate
+    }
+  std::ostringstream s;
+  s << std::setprecision(4) << model::to_string(k) << " on " << Topo::name() << ", p = " << p
+    << ", m = " << m << ", " << sizeof(T) << "-byte elements: ";
+  if (plan.algo == algorithm::automatic)  // automatic's schedule is no forced algorithm's
+    s << "automatic (its own schedule) " << predicted(algorithm::automatic).value_or(0);
+  else
+    s << to_string(plan.algo) << ' ' << predicted(plan.algo).value_or(0);
+  s << " us predicted";
+  const char* sep = "; alternatives: ";
+  for (const auto& [a, t] : all)
+    if (a != plan.algo) {
+      s << sep << to_string(a) << ' ' << t << " us";
+      sep = ", ";
+    }
+  plan.text = s.str();
+  if (plan.algo == algorithm::automatic && !all.empty()) plan.algo = all.front().first;
+  return plan;
+}
+
+// The persistent request of `steps` (as start_nonblocking takes them), with
+// its plan; rank 0 explains it when TOPOCOLL_EXPLAIN asks.
+template <Topology Topo, class T, Transport C, class Steps>
+persistent_request persist(C& c, std::string name, model::collective k, std::size_t m,
+                           const options& opt, Steps steps) {
+  persistent_request pr(checked_start(c, std::move(name), std::move(steps)),
+                        [k, p = c.size(), m, opt] { return plan_of<Topo, T>(k, p, m, opt); });
+  if (c.rank() == 0 && explaining()) std::cerr << "topocoll: " << pr.describe() << '\n';
+  return pr;
+}
+
+}  // namespace detail
+
+template <Topology Topo, Transport C, OutputBuffer Buf>
+persistent_request broadcast_init(C& c, Buf&& buffer, int root, const options& opt = {}) {
+  const auto b = detail::out_span(buffer);
+  return detail::persist<Topo, buffer_value_t<Buf>>(
+      c, "broadcast_init", model::collective::broadcast, b.size(), opt,
+      [&c, b, root, opt](detail::stage s) { detail::checked_broadcast<Topo>(c, b, root, opt, s); });
+}
+
+template <Topology Topo, Transport C, class In, class Out, class Op>
+requires ReductionBuffers<In, Out, Op> persistent_request reduce_init(C& c, In&& input,
+                                                                      Out&& output, Op op, int root,
+                                                                      const options& opt = {}) {
+  detail::check_lasting<In>();
+  const auto in = detail::in_span(input);
+  return detail::persist<Topo, buffer_value_t<Out>>(
+      c, "reduce_init", model::collective::reduce, in.size(), opt,
+      [&c, in, out = detail::out_span(output), op, root, opt](detail::stage s) {
+        detail::checked_reduce<Topo>(c, in, out, op, root, opt, s);
+      });
+}
+
+template <Topology Topo, Transport C, class In, class Out, class Op>
+requires ReductionBuffers<In, Out, Op> persistent_request all_reduce_init(C& c, In&& input,
+                                                                          Out&& output, Op op,
+                                                                          const options& opt = {}) {
+  detail::check_lasting<In>();
+  const auto in = detail::in_span(input);
+  return detail::persist<Topo, buffer_value_t<Out>>(
+      c, "all_reduce_init", model::collective::all_reduce, in.size(), opt,
+      [&c, in, out = detail::out_span(output), op, opt](detail::stage s) {
+        detail::checked_all_reduce<Topo>(c, in, out, op, opt, s);
+      });
+}
+
+template <Topology Topo, Transport C, class In, class Out>
+requires BufferPair<In, Out> persistent_request all_gather_init(C& c, In&& input, Out&& output,
+                                                                const options& opt = {}) {
+  detail::check_lasting<In>();
+  const auto in = detail::in_span(input);
+  return detail::persist<Topo, buffer_value_t<Out>>(
+      c, "all_gather_init", model::collective::all_gather, in.size(), opt,
+      [&c, in, out = detail::out_span(output), opt](detail::stage s) {
+        detail::checked_all_gather<Topo>(c, in, out, opt, s);
+      });
+}
+
+template <Topology Topo, Transport C, class In, class Out, class Op>
+requires ReductionBuffers<In, Out, Op> persistent_request
+reduce_scatter_init(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
+  detail::check_lasting<In>();
+  const auto out = detail::out_span(output);
+  return detail::persist<Topo, buffer_value_t<Out>>(
+      c, "reduce_scatter_init", model::collective::reduce_scatter, out.size(), opt,
+      [&c, in = detail::in_span(input), out, op, opt](detail::stage s) {
+        detail::checked_reduce_scatter<Topo>(c, in, out, op, opt, s);
+      });
+}
+
+template <Topology Topo, Transport C, class In, class Out, class Op>
+requires ReductionBuffers<In, Out, Op> persistent_request scan_init(C& c, In&& input, Out&& output,
+                                                                    Op op,
+                                                                    const options& opt = {}) {
+  detail::check_lasting<In>();
+  const auto in = detail::in_span(input);
+  return detail::persist<Topo, buffer_value_t<Out>>(
+      c, "scan_init", model::collective::scan, in.size(), opt,
+      [&c, in, out = detail::out_span(output), op, opt](detail::stage s) {
+        detail::checked_scan<Topo, detail::prefix::scan_kind::inclusive>(c, in, out, op, opt, s);
+      });
+}
+
+template <Topology Topo, Transport C, class In, class Out, class Op>
+requires ReductionBuffers<In, Out, Op> persistent_request
+exclusive_scan_init(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
+  detail::check_lasting<In>();
+  const auto in = detail::in_span(input);
+  return detail::persist<Topo, buffer_value_t<Out>>(
+      c, "exclusive_scan_init", model::collective::exclusive_scan, in.size(), opt,
+      [&c, in, out = detail::out_span(output), op, opt](detail::stage s) {
+        detail::checked_scan<Topo, detail::prefix::scan_kind::exclusive>(c, in, out, op, opt, s);
+      });
+}
+
+template <Topology Topo, Transport C, class In, class Out>
+requires BufferPair<In, Out> persistent_request scatter_init(C& c, In&& input, Out&& output,
+                                                             int root, const options& opt = {}) {
+  detail::check_lasting<In>();
+  const auto out = detail::out_span(output);
+  return detail::persist<Topo, buffer_value_t<Out>>(
+      c, "scatter_init", model::collective::scatter, out.size(), opt,
+      [&c, in = detail::in_span(input), out, root, opt](detail::stage s) {
+        detail::checked_scatter<Topo>(c, in, out, root, opt, s);
+      });
+}
+
+template <Topology Topo, Transport C, class In, class Out>
+requires BufferPair<In, Out> persistent_request gather_init(C& c, In&& input, Out&& output,
+                                                            int root, const options& opt = {}) {
+  detail::check_lasting<In>();
+  const auto in = detail::in_span(input);
+  return detail::persist<Topo, buffer_value_t<Out>>(
+      c, "gather_init", model::collective::gather, in.size(), opt,
+      [&c, in, out = detail::out_span(output), root, opt](detail::stage s) {
+        detail::checked_gather<Topo>(c, in, out, root, opt, s);
+      });
+}
+
+template <Topology Topo, Transport C, class In, class Out>
+requires BufferPair<In, Out> persistent_request all_to_all_init(C& c, In&& input, Out&& output,
+                                                                const options& opt = {}) {
+  detail::check_lasting<In>();
+  const auto in = detail::in_span(input);
+  return detail::persist<Topo, buffer_value_t<Out>>(
+      c, "all_to_all_init", model::collective::all_to_all,
+      in.size() / static_cast<std::size_t>(c.size()), opt,
+      [&c, in, out = detail::out_span(output), opt](detail::stage s) {
+        detail::checked_all_to_all<Topo>(c, in, out, opt, s);
+      });
+}
+
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE
