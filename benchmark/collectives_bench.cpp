@@ -5,7 +5,12 @@
 //   mpiexec -n 4 collectives_bench [--csv FILE] [--max-bytes N] [--min-bytes N]
 //                                  [--only NAME[,NAME...]] [--sizes N[,N...]] [--reps-scale X]
 //                                  [--no-strings]
-//                                  [--calibrate] [--loop] [--checked]
+//                                  [--calibrate] [--loop] [--checked] [--persistent]
+//
+// --persistent adds, for broadcast, reduce, all_reduce, all_gather, scan,
+// exclusive_scan, scatter and gather, each topology's automatic call as a
+// persistent request (topocoll/persistent.hpp), set up once per size and then
+// started and waited for: "topocoll <Topo> persistent".
 //
 // --checked adds broadcast and all_reduce on Hypercube<> through a Comm with
 // the agreement check on (mpi::options::check), "topocoll Hypercube checked",
@@ -81,8 +86,9 @@ struct settings {
   std::size_t max_bytes = std::size_t{16} << 20;
   double reps_scale = 1.0;
   bool strings = true;
-  bool loop = false;     // --loop: every size timed as a loop of back-to-back calls
-  bool checked = false;  // also the Hypercube calls with the agreement check on
+  bool loop = false;        // --loop: every size timed as a loop of back-to-back calls
+  bool checked = false;     // also the Hypercube calls with the agreement check on
+  bool persistent = false;  // also every topology's persistent request
   std::vector<std::string> only;
   std::vector<std::size_t> exact_sizes;  // --sizes: these sizes instead of the ladder
   std::string csv;
@@ -357,6 +363,26 @@ void add_checked(bench& B, std::vector<contender>& cs, std::function<bool()> ver
                 std::move(verify)});
 }
 
+// --persistent: every topology's automatic call as a persistent request,
+// set up here (init<Topo>(options) returns it) and then started and waited
+// for in each repetition.
+template <class Init>
+void add_persistent(bench& B, std::vector<contender>& cs, std::function<bool()> verify,
+                    Init&& init) {
+  if (!B.set.persistent) return;
+  for_each_topology([&]<class Topo>() {
+    auto pr = std::make_shared<topocoll::persistent_request>(
+        init.template operator()<Topo>(topocoll::options{algorithm::automatic, B.set.cost}));
+    cs.push_back({kind::topocoll, "topocoll " + Topo::name() + " persistent", Topo::name(),
+                  "persistent",
+                  [pr] {
+                    pr->start();
+                    pr->wait();
+                  },
+                  verify});
+  });
+}
+
 // Exact inputs (small integers): every algorithm's sums are exact.
 std::vector<double> input(int r, std::size_t m, int salt = 0) {
   std::vector<double> v(m);
@@ -477,6 +503,9 @@ void run_double(bench& B, std::size_t bytes) {
     add_checked(B, cs, reset_verify, [&](topocoll::mpi::Comm& c) -> std::function<void()> {
       return [&] { topocoll::broadcast<topocoll::Hypercube<>>(c, sp(buf), 0); };
     });
+    add_persistent(B, cs, reset_verify, [&]<class Topo>(topocoll::options o) {
+      return topocoll::broadcast_init<Topo>(B.comm, sp(buf), 0, o);
+    });
     B.measure("broadcast", "double", bytes, cs);
   }
   if (B.wanted("reduce")) {
@@ -494,6 +523,9 @@ void run_double(bench& B, std::size_t bytes) {
         verify_out_root, [&]<class Topo>(topocoll::options o) -> std::function<void()> {
           return [&, o] { topocoll::reduce<Topo>(B.comm, csp(in), sp(out), std::plus<>{}, 0, o); };
         });
+    add_persistent(B, cs, verify_out_root, [&]<class Topo>(topocoll::options o) {
+      return topocoll::reduce_init<Topo>(B.comm, csp(in), sp(out), std::plus<>{}, 0, o);
+    });
     B.measure("reduce", "double", bytes, cs);
   }
   if (B.wanted("all_reduce")) {
@@ -517,6 +549,9 @@ void run_double(bench& B, std::size_t bytes) {
     add_checked(B, cs, verify_out, [&](topocoll::mpi::Comm& c) -> std::function<void()> {
       return
           [&] { topocoll::all_reduce<topocoll::Hypercube<>>(c, csp(in), sp(out), std::plus<>{}); };
+    });
+    add_persistent(B, cs, verify_out, [&]<class Topo>(topocoll::options o) {
+      return topocoll::all_reduce_init<Topo>(B.comm, csp(in), sp(out), std::plus<>{}, o);
     });
     B.measure("all_reduce", "double", bytes, cs);
   }
@@ -554,6 +589,9 @@ void run_double(bench& B, std::size_t bytes) {
                  [&]<class Topo>(topocoll::options o) -> std::function<void()> {
                    return [&, o] { topocoll::all_gather<Topo>(B.comm, csp(in), sp(out_pm), o); };
                  });
+    add_persistent(B, cs, verify_pm, [&]<class Topo>(topocoll::options o) {
+      return topocoll::all_gather_init<Topo>(B.comm, csp(in), sp(out_pm), o);
+    });
     B.measure("all_gather", "double", bytes, cs);
   }
   if (B.wanted("scan")) {
@@ -569,6 +607,9 @@ void run_double(bench& B, std::size_t bytes) {
                    return
                        [&, o] { topocoll::scan<Topo>(B.comm, csp(in), sp(out), std::plus<>{}, o); };
                  });
+    add_persistent(B, cs, verify_out, [&]<class Topo>(topocoll::options o) {
+      return topocoll::scan_init<Topo>(B.comm, csp(in), sp(out), std::plus<>{}, o);
+    });
     B.measure("scan", "double", bytes, cs);
   }
   if (B.wanted("exclusive_scan")) {
@@ -585,6 +626,9 @@ void run_double(bench& B, std::size_t bytes) {
                      topocoll::exclusive_scan<Topo>(B.comm, csp(in), sp(out), std::plus<>{}, o);
                    };
                  });
+    add_persistent(B, cs, verify_ex, [&]<class Topo>(topocoll::options o) {
+      return topocoll::exclusive_scan_init<Topo>(B.comm, csp(in), sp(out), std::plus<>{}, o);
+    });
     B.measure("exclusive_scan", "double", bytes, cs);
   }
   if (B.wanted("scatter")) {
@@ -614,6 +658,9 @@ void run_double(bench& B, std::size_t bytes) {
                  [&]<class Topo>(topocoll::options o) -> std::function<void()> {
                    return [&, o] { topocoll::scatter<Topo>(B.comm, csp(root_in), sp(out), 0, o); };
                  });
+    add_persistent(B, cs, verify_out, [&]<class Topo>(topocoll::options o) {
+      return topocoll::scatter_init<Topo>(B.comm, csp(root_in), sp(out), 0, o);
+    });
     B.measure("scatter", "double", bytes, cs);
   }
   if (B.wanted("gather")) {
@@ -643,6 +690,9 @@ void run_double(bench& B, std::size_t bytes) {
                  [&]<class Topo>(topocoll::options o) -> std::function<void()> {
                    return [&, o] { topocoll::gather<Topo>(B.comm, csp(in), sp(root_out), 0, o); };
                  });
+    add_persistent(B, cs, verify_g, [&]<class Topo>(topocoll::options o) {
+      return topocoll::gather_init<Topo>(B.comm, csp(in), sp(root_out), 0, o);
+    });
     B.measure("gather", "double", bytes, cs);
   }
   if (B.wanted("all_to_all")) {
@@ -932,7 +982,8 @@ std::optional<int> parse_flags(int argc, char** argv, settings& s, bool& calibra
       "no-strings", on([&] { s.strings = false; }), "no string cells")(
       "calibrate", on([&] { calibrate = true; }), "the cost model of model::calibrate")(
       "loop", on([&] { s.loop = true; }), "time loops of back-to-back calls")(
-      "checked", on([&] { s.checked = true; }), "also Hypercube<> with the agreement check on");
+      "checked", on([&] { s.checked = true; }), "also Hypercube<> with the agreement check on")(
+      "persistent", on([&] { s.persistent = true; }), "also every topology's persistent request");
   std::ostringstream usage;
   usage << d;
   try {

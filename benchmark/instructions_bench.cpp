@@ -22,6 +22,10 @@
 //
 // --calls: calls per measured variant, about (default 8192; rounded to whole
 // rounds of p calls).
+//
+// Each collective is measured three ways: the blocking call ("topocoll"),
+// the persistent request set up once per rank and then start() + wait()
+// ("persistent"; topocoll/persistent.hpp), and the hand loop ("hand").
 
 #include <algorithm>
 #include <array>
@@ -39,6 +43,7 @@
 #include <topocoll/collectives/broadcast.hpp>
 #include <topocoll/core/concepts.hpp>
 #include <topocoll/core/nonblocking.hpp>
+#include <topocoll/persistent.hpp>
 #include <topocoll/topology/topology.hpp>
 
 #if __has_include(<valgrind/callgrind.h>)
@@ -237,6 +242,29 @@ template <int D>
   }
 }
 
+// The persistent form: one request per rank, set up before the measurement
+// (make(c) returns it for rank c), then start() + wait() per call.
+template <int D>
+class persistent_ranks {
+ public:
+  template <class Make>
+  explicit persistent_ranks(Make make) {
+    comms_.reserve(1 << D);
+    for (int r = 0; r < (1 << D); ++r) comms_.emplace_back(r, 1 << D);
+    for (auto& c : comms_) requests_.push_back(make(c));
+  }
+  [[gnu::noinline]] void round() {
+    for (auto& pr : requests_) {
+      pr.start();
+      pr.wait();
+    }
+  }
+
+ private:
+  std::vector<NullComm<false>> comms_;
+  std::vector<topocoll::persistent_request> requests_;
+};
+
 struct config {
   bool broadcast = true, all_gather = true, all_reduce = true;
   long calls = 8192;
@@ -294,6 +322,10 @@ void run(const config& cfg) {
       }
       check_same(v, lib, hand);
       measure(v + " topocoll", p, rounds, [&] { broadcast_round<D, impl::topocoll>(buf, root); });
+      persistent_ranks<D> pr([&](auto& c) {
+        return topocoll::broadcast_init<topocoll::Hypercube<D>>(c, std::span<int>(buf), root);
+      });
+      measure(v + " persistent", p, rounds, [&] { pr.round(); });
       measure(v + " hand", p, rounds, [&] { broadcast_round<D, impl::hand>(buf, root); });
     }
   }
@@ -309,6 +341,11 @@ void run(const config& cfg) {
     }
     check_same(v, lib, hand);
     measure(v + " topocoll", p, rounds, [&] { all_gather_round<D, impl::topocoll>(in, out); });
+    persistent_ranks<D> pr([&](auto& c) {
+      return topocoll::all_gather_init<topocoll::Hypercube<D>>(c, std::span<const int>(in),
+                                                               std::span<int>(out));
+    });
+    measure(v + " persistent", p, rounds, [&] { pr.round(); });
     measure(v + " hand", p, rounds, [&] { all_gather_round<D, impl::hand>(in, out); });
   }
   if (cfg.all_reduce) {
@@ -323,6 +360,11 @@ void run(const config& cfg) {
     }
     check_same_shape(v, lib, hand);
     measure(v + " topocoll", p, rounds, [&] { all_reduce_round<D, impl::topocoll>(in, out, tmp); });
+    persistent_ranks<D> pr([&](auto& c) {
+      return topocoll::all_reduce_init<topocoll::Hypercube<D>>(c, std::span<const int>(in),
+                                                               std::span<int>(out), std::plus<>{});
+    });
+    measure(v + " persistent", p, rounds, [&] { pr.round(); });
     measure(v + " hand", p, rounds, [&] { all_reduce_round<D, impl::hand>(in, out, tmp); });
   }
 }
