@@ -39,7 +39,8 @@ namespace detail {
 
 // all_gather's checks (stage::check) or the whole call (stage::run).
 template <Topology Topo, Transport C, class In, class Out>
-void checked_all_gather(C& c, In&& input, Out&& output, const options& opt, stage s) {
+[[gnu::always_inline]] inline void checked_all_gather(C& c, In&& input, Out&& output,
+                                                      const options& opt, stage s) {
   namespace kernel = all_to_all_broadcast;
   const auto [call, in, out] = open_call<Topo>("all_gather", c, input, output);
   const collective_scope scope(c, call.info(in, opt.algo), s);

@@ -42,7 +42,8 @@ namespace detail {
 
 // all_to_all's checks (stage::check) or the whole call (stage::run).
 template <Topology Topo, Transport C, class In, class Out>
-void checked_all_to_all(C& c, In&& input, Out&& output, const options& opt, stage s) {
+[[gnu::always_inline]] inline void checked_all_to_all(C& c, In&& input, Out&& output,
+                                                      const options& opt, stage s) {
   static_assert(block_element<buffer_value_t<Out>>,
                 "all_to_all keeps scratch blocks of the element type: it must be default "
                 "constructible and copy assignable");

@@ -200,6 +200,9 @@ class call_args {
 // (blocking, or a started request running); stage::check, the argument checks
 // alone, as a nonblocking or persistent collective runs them when it is
 // started (collectives/nonblocking.hpp): the same checks, the same words.
+// Each collective's detail::checked_* body is always inlined, so that the
+// blocking call compiles as the one function it is (checks of options known
+// at the call site fold away) and not as a call into a shared body.
 enum class stage { check, run };
 
 // Tells a transport that listens (CollectiveAwareTransport: mpi::Comm) that a

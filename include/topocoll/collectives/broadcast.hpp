@@ -56,7 +56,8 @@ namespace detail {
 
 // broadcast's checks (stage::check) or the whole call (stage::run).
 template <Topology Topo, Transport C, OutputBuffer Buf>
-void checked_broadcast(C& c, Buf&& buffer, int root, const options& opt, stage s) {
+[[gnu::always_inline]] inline void checked_broadcast(C& c, Buf&& buffer, int root,
+                                                     const options& opt, stage s) {
   const std::span<buffer_value_t<Buf>> buf = out_span(buffer);
   const auto call = open_call<Topo>("broadcast", c);
   const collective_scope scope(c, call.info(buf, opt.algo, root), s);
@@ -81,8 +82,8 @@ void checked_broadcast(C& c, Buf&& buffer, int root, const options& opt, stage s
 
 // ... from several roots.
 template <Topology Topo, Transport C, OutputBuffer Buf>
-void checked_broadcast(C& c, Buf&& buffer, std::span<const int> roots, const options& opt,
-                       stage s) {
+[[gnu::always_inline]] inline void checked_broadcast(C& c, Buf&& buffer, std::span<const int> roots,
+                                                     const options& opt, stage s) {
   static_assert(!is_flat_string_v<buffer_value_t<Buf>>,
                 "topocoll::broadcast from several roots takes blocks of equal length, not strings");
   namespace kernel = all_to_all_broadcast;

@@ -38,7 +38,8 @@ namespace detail {
 
 // reduce's checks (stage::check) or the whole call (stage::run).
 template <Topology Topo, Transport C, class In, class Out, class Op>
-void checked_reduce(C& c, In&& input, Out&& output, Op op, int root, const options& opt, stage s) {
+[[gnu::always_inline]] inline void checked_reduce(C& c, In&& input, Out&& output, Op op, int root,
+                                                  const options& opt, stage s) {
   const auto [call, in, out] = open_call<Topo>("reduce", c, input, output);
   const collective_scope scope(c, call.info(in, opt.algo, root), s);
   call.cost(opt.cost);

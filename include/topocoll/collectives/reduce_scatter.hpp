@@ -35,7 +35,8 @@ namespace detail {
 
 // reduce_scatter's checks (stage::check) or the whole call (stage::run).
 template <Topology Topo, Transport C, class In, class Out, class Op>
-void checked_reduce_scatter(C& c, In&& input, Out&& output, Op op, const options& opt, stage s) {
+[[gnu::always_inline]] inline void checked_reduce_scatter(C& c, In&& input, Out&& output, Op op,
+                                                          const options& opt, stage s) {
   const auto [call, in, out] = open_call<Topo>("reduce_scatter", c, input, output);
   const collective_scope scope(c, call.info(out, opt.algo), s);
   call.cost(opt.cost);

@@ -30,7 +30,8 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
 template <Topology Topo, prefix::scan_kind Kind, Transport C, class In, class Out, class Op>
-void checked_scan(C& c, In&& input, Out&& output, const Op& op, const options& opt, stage s) {
+[[gnu::always_inline]] inline void checked_scan(C& c, In&& input, Out&& output, const Op& op,
+                                                const options& opt, stage s) {
   const auto [call, in, out] = open_call<Topo>(
       Kind == prefix::scan_kind::inclusive ? "scan" : "exclusive_scan", c, input, output);
   const collective_scope scope(c, call.info(in, opt.algo), s);

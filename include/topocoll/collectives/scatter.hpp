@@ -28,7 +28,8 @@ namespace detail {
 
 // scatter's checks (stage::check) or the whole call (stage::run).
 template <Topology Topo, Transport C, class In, class Out>
-void checked_scatter(C& c, In&& input, Out&& output, int root, const options& opt, stage s) {
+[[gnu::always_inline]] inline void checked_scatter(C& c, In&& input, Out&& output, int root,
+                                                   const options& opt, stage s) {
   const auto [call, in, out] = open_call<Topo>("scatter", c, input, output);
   const collective_scope scope(c, call.info(out, opt.algo, root), s);
   call.cost(opt.cost);
