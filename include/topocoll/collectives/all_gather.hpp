@@ -52,7 +52,7 @@ template <Topology Topo, Transport C, class In, class Out>
   check_complete_groups<Topo>(call, l, opt.algo, {algorithm::fold},
                               "algorithm::automatic or algorithm::tree");
   call.in_place(in, out, mine);
-  if (s == stage::check) return;
+  if (!scope.proceed()) return;
   if (m == 0) return;
   if (call.p() == 1) return copy_to(in, out.subspan(mine, m));
   if constexpr (is_flat_string_v<buffer_value_t<Out>>) {

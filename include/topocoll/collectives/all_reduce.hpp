@@ -52,7 +52,7 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
   check_complete_groups<Topo>(
       call, l, opt.algo, {algorithm::recursive_doubling, algorithm::reduce_scatter_all_gather},
       "algorithm::automatic, algorithm::tree or algorithm::reduce_broadcast");
-  if (s == stage::check) return;
+  if (!scope.proceed()) return;
   if (call.nothing_to_do(in, out)) return;
   kernel::all_reduce<Topo>(c, l, in, out, op, opt);
 }

@@ -61,7 +61,7 @@ template <Topology Topo, Transport C, class In, class Out>
   call.algorithm(opt.algo, {algorithm::store_and_forward, algorithm::pairwise,
                             algorithm::bidirectional, algorithm::naive});
   call.in_place(in, out, 0);
-  if (s == stage::check) return;
+  if (!scope.proceed()) return;
   personalized::all_to_all<Topo>(c, Topo::shape(call.p()), in, out, opt, tag::all_to_all);
 }
 

@@ -210,9 +210,12 @@ enum class stage { check, run };
 // an exception; then, on a transport that offers it (AgreementTransport), runs
 // the agreement check (core/agreement.hpp), which throws on every rank if the
 // ranks disagree. Declared first in a collective, before any argument check
-// that might reject one rank alone. Before all that, a call of stage::run
-// completes the collectives this rank started earlier on c (and those that
-// run whole; core/progress.hpp): every rank runs a communicator's
+// that might reject one rank alone. After the checks, proceed() says whether
+// the collective goes on to communicate (stage::run). Before its first
+// message (before the agreement check, or else in proceed(), after the
+// checks, so that checks of options known at the call site still fold away)
+// it completes the collectives this rank started earlier on c and those that
+// run whole (core/progress.hpp): every rank runs a communicator's
 // collectives in the order it started them. stage::check does none of it.
 template <Transport C>
 class collective_scope {
@@ -220,8 +223,7 @@ class collective_scope {
   collective_scope(C& c, const collective_info& info, stage s = stage::run)
       : c_(c), active_(s == stage::run) {
     if (!active_) return;
-    if (started_collectives_waiting()) [[unlikely]]
-      run_started_collectives(&c);
+    if constexpr (AgreementTransport<C>) run_started();
     if constexpr (CollectiveAwareTransport<C>) c.begin_collective(info);
     if constexpr (AgreementTransport<C>) {
       try {
@@ -239,7 +241,20 @@ class collective_scope {
   collective_scope(const collective_scope&) = delete;
   collective_scope& operator=(const collective_scope&) = delete;
 
+  // After the argument checks: whether to go on (stage::run), with the
+  // collectives started earlier completed.
+  bool proceed() const {
+    if constexpr (!AgreementTransport<C>)
+      if (active_) run_started();
+    return active_;
+  }
+
  private:
+  void run_started() const {
+    if (started_collectives_waiting()) [[unlikely]]
+      run_started_collectives(&c_);
+  }
+
   C& c_;
   bool active_;
 };

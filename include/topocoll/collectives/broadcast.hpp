@@ -64,7 +64,7 @@ template <Topology Topo, Transport C, OutputBuffer Buf>
   call.cost(opt.cost);
   call.root(root);
   check_one_to_all_algorithm<Topo>(call, opt.algo, algorithm::scatter_all_gather);
-  if (s == stage::check || call.p() == 1 || buf.empty()) return;
+  if (!scope.proceed() || call.p() == 1 || buf.empty()) return;
   const layout l = Topo::shape(call.p());
   auto bcast = [&]<class U>(std::span<U> b) {
     namespace kernel = one_to_all;
@@ -93,7 +93,7 @@ template <Topology Topo, Transport C, OutputBuffer Buf>
   call.cost(opt.cost);
   call.roots(roots, buf.size());
   call.algorithm(opt.algo, {algorithm::fold, algorithm::tree});
-  if (s == stage::check || call.p() == 1 || buf.empty()) return;
+  if (!scope.proceed() || call.p() == 1 || buf.empty()) return;
   const std::size_t m = buf.size() / roots.size();
   const layout l = Topo::shape(call.p());
   const algorithm a =

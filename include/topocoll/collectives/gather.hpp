@@ -42,7 +42,7 @@ template <Topology Topo, Transport C, class In, class Out>
   // be anything, overlapping the other buffer included (every rank passing one
   // whole buffer and its own block of it, the SPMD pattern).
   if (call.rank() == root) call.in_place(in, out, static_cast<std::size_t>(root) * m);
-  if (s == stage::check) return;
+  if (!scope.proceed()) return;
   if (call.nothing_to_do(in, out)) return;
   const layout l = Topo::shape(call.p());
   if constexpr (is_flat_string_v<buffer_value_t<Out>>)

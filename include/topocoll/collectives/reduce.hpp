@@ -48,7 +48,7 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
   // Only the root uses out (MPI ignores it elsewhere): on another rank it may
   // overlap in in any way.
   if (call.rank() == root) call.in_place(in, out, 0);
-  if (s == stage::check) return;
+  if (!scope.proceed()) return;
   if (call.nothing_to_do(in, out)) return;
   namespace kernel = one_to_all;
   using T = buffer_value_t<Out>;

@@ -46,7 +46,7 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
   check_complete_groups<Topo>(call, l, opt.algo, {algorithm::fold},
                               "algorithm::automatic or algorithm::tree");
   call.in_place(in, out, 0);
-  if (s == stage::check) return;
+  if (!scope.proceed()) return;
   if (out.empty()) return;
   if (call.p() == 1) return copy_to(in, out);
   namespace kernel = all_to_all_broadcast;

@@ -39,7 +39,7 @@ template <Topology Topo, prefix::scan_kind Kind, Transport C, class In, class Ou
   call.size("out (in.size())", out.size(), in.size());
   call.algorithm(opt.algo, {algorithm::recursive_doubling});
   call.in_place(in, out, 0);
-  if (s == stage::check || in.empty()) return;
+  if (!scope.proceed() || in.empty()) return;
   prefix::scan<Topo>(c, Topo::shape(call.p()), in_out{in, out}, op, Kind, opt.cost);
 }
 }  // namespace detail

@@ -40,7 +40,7 @@ template <Topology Topo, Transport C, class In, class Out>
   // be anything, overlapping the other buffer included (every rank passing one
   // whole buffer and its own block of it, the SPMD pattern).
   if (call.rank() == root) call.in_place(in, out, static_cast<std::size_t>(root) * m);
-  if (s == stage::check) return;
+  if (!scope.proceed()) return;
   if (m == 0) return;
   if (call.p() == 1) return copy_to(in, out);
   one_to_all::scatter<Topo>(c, Topo::shape(call.p()), in, out, root, opt);

@@ -23,7 +23,10 @@
 // stacks needs their annotations, which this file does not make. Started
 // collectives then run whole, as on loopback.
 //
-// Everything here is per thread: an MPI process, or one loopback rank.
+// A communicator is known by its transport object's address: collectives
+// started on two objects over one MPI communicator are not ordered against
+// each other. Everything here is per thread: an MPI process, or one loopback
+// rank.
 
 #include <sched.h>
 #include <sys/mman.h>
