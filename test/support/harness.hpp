@@ -46,6 +46,11 @@ inline constexpr bool sanitized = true;
 #else
 inline constexpr bool sanitized = false;
 #endif
+#if defined(__SANITIZE_THREAD__)
+inline constexpr bool thread_sanitized = true;
+#else
+inline constexpr bool thread_sanitized = false;
+#endif
 
 // Sanitizer builds leave out 10, 11, 13, 14 and 15: the primes 2, 3, 5, 7,
 // 17 and 31, the powers of two to 64 and the composites 6, 9 and 12 stay.
