@@ -45,8 +45,8 @@ inline bool explaining() {
 // Collective k of m elements of T per rank (per block) over p ranks on Topo:
 // the algorithm automatic takes there (or the one forced), and every
 // algorithm's predicted time, by the model.
-template <Topology Topo, class T>
-plan_summary plan_of(model::collective k, int p, std::size_t m, const options& opt) {
+template <Topology Topo, class T, model::CollectiveKind Kind>
+plan_summary plan_of(Kind k, int p, std::size_t m, const options& opt) {
   using E = model::sized_phantom<sizeof(T)>;
   const model::network net = model::network::complete(p).with(model::ports::single);
   const model::cost_params cost{opt.cost.ts_us, opt.cost.tw_us_per_byte * sizeof(T), 0.0};
@@ -89,8 +89,8 @@ plan_summary plan_of(model::collective k, int p, std::size_t m, const options& o
 
 // The persistent request of `steps` (as start_nonblocking takes them), with
 // its plan; rank 0 explains it when TOPOCOLL_EXPLAIN asks.
-template <Topology Topo, class T, Transport C, class Steps>
-persistent_request persist(C& c, std::string name, model::collective k, std::size_t m,
+template <Topology Topo, class T, Transport C, model::collective K, class Steps>
+persistent_request persist(C& c, std::string name, model::collective_tag<K> k, std::size_t m,
                            const options& opt, Steps steps) {
   persistent_request pr(checked_start(c, std::move(name), std::move(steps)),
                         [k, p = c.size(), m, opt] { return plan_of<Topo, T>(k, p, m, opt); });
@@ -104,7 +104,7 @@ template <Topology Topo, Transport C, OutputBuffer Buf>
 persistent_request broadcast_init(C& c, Buf&& buffer, int root, const options& opt = {}) {
   const auto b = detail::out_span(buffer);
   return detail::persist<Topo, buffer_value_t<Buf>>(
-      c, "broadcast_init", model::collective::broadcast, b.size(), opt,
+      c, "broadcast_init", model::collective_tag<model::collective::broadcast>{}, b.size(), opt,
       [&c, b, root, opt](detail::stage s) { detail::checked_broadcast<Topo>(c, b, root, opt, s); });
 }
 
@@ -115,7 +115,7 @@ requires ReductionBuffers<In, Out, Op> persistent_request reduce_init(C& c, In&&
   detail::check_lasting<In>();
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
-      c, "reduce_init", model::collective::reduce, in.size(), opt,
+      c, "reduce_init", model::collective_tag<model::collective::reduce>{}, in.size(), opt,
       [&c, in, out = detail::out_span(output), op, root, opt](detail::stage s) {
         detail::checked_reduce<Topo>(c, in, out, op, root, opt, s);
       });
@@ -128,7 +128,7 @@ requires ReductionBuffers<In, Out, Op> persistent_request all_reduce_init(C& c, 
   detail::check_lasting<In>();
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
-      c, "all_reduce_init", model::collective::all_reduce, in.size(), opt,
+      c, "all_reduce_init", model::collective_tag<model::collective::all_reduce>{}, in.size(), opt,
       [&c, in, out = detail::out_span(output), op, opt](detail::stage s) {
         detail::checked_all_reduce<Topo>(c, in, out, op, opt, s);
       });
@@ -140,7 +140,7 @@ requires BufferPair<In, Out> persistent_request all_gather_init(C& c, In&& input
   detail::check_lasting<In>();
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
-      c, "all_gather_init", model::collective::all_gather, in.size(), opt,
+      c, "all_gather_init", model::collective_tag<model::collective::all_gather>{}, in.size(), opt,
       [&c, in, out = detail::out_span(output), opt](detail::stage s) {
         detail::checked_all_gather<Topo>(c, in, out, opt, s);
       });
@@ -152,8 +152,8 @@ reduce_scatter_init(C& c, In&& input, Out&& output, Op op, const options& opt = 
   detail::check_lasting<In>();
   const auto out = detail::out_span(output);
   return detail::persist<Topo, buffer_value_t<Out>>(
-      c, "reduce_scatter_init", model::collective::reduce_scatter, out.size(), opt,
-      [&c, in = detail::in_span(input), out, op, opt](detail::stage s) {
+      c, "reduce_scatter_init", model::collective_tag<model::collective::reduce_scatter>{},
+      out.size(), opt, [&c, in = detail::in_span(input), out, op, opt](detail::stage s) {
         detail::checked_reduce_scatter<Topo>(c, in, out, op, opt, s);
       });
 }
@@ -165,7 +165,7 @@ requires ReductionBuffers<In, Out, Op> persistent_request scan_init(C& c, In&& i
   detail::check_lasting<In>();
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
-      c, "scan_init", model::collective::scan, in.size(), opt,
+      c, "scan_init", model::collective_tag<model::collective::scan>{}, in.size(), opt,
       [&c, in, out = detail::out_span(output), op, opt](detail::stage s) {
         detail::checked_scan<Topo, detail::prefix::scan_kind::inclusive>(c, in, out, op, opt, s);
       });
@@ -177,8 +177,8 @@ exclusive_scan_init(C& c, In&& input, Out&& output, Op op, const options& opt = 
   detail::check_lasting<In>();
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
-      c, "exclusive_scan_init", model::collective::exclusive_scan, in.size(), opt,
-      [&c, in, out = detail::out_span(output), op, opt](detail::stage s) {
+      c, "exclusive_scan_init", model::collective_tag<model::collective::exclusive_scan>{},
+      in.size(), opt, [&c, in, out = detail::out_span(output), op, opt](detail::stage s) {
         detail::checked_scan<Topo, detail::prefix::scan_kind::exclusive>(c, in, out, op, opt, s);
       });
 }
@@ -189,7 +189,7 @@ requires BufferPair<In, Out> persistent_request scatter_init(C& c, In&& input, O
   detail::check_lasting<In>();
   const auto out = detail::out_span(output);
   return detail::persist<Topo, buffer_value_t<Out>>(
-      c, "scatter_init", model::collective::scatter, out.size(), opt,
+      c, "scatter_init", model::collective_tag<model::collective::scatter>{}, out.size(), opt,
       [&c, in = detail::in_span(input), out, root, opt](detail::stage s) {
         detail::checked_scatter<Topo>(c, in, out, root, opt, s);
       });
@@ -201,7 +201,7 @@ requires BufferPair<In, Out> persistent_request gather_init(C& c, In&& input, Ou
   detail::check_lasting<In>();
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
-      c, "gather_init", model::collective::gather, in.size(), opt,
+      c, "gather_init", model::collective_tag<model::collective::gather>{}, in.size(), opt,
       [&c, in, out = detail::out_span(output), root, opt](detail::stage s) {
         detail::checked_gather<Topo>(c, in, out, root, opt, s);
       });
@@ -213,7 +213,7 @@ requires BufferPair<In, Out> persistent_request all_to_all_init(C& c, In&& input
   detail::check_lasting<In>();
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
-      c, "all_to_all_init", model::collective::all_to_all,
+      c, "all_to_all_init", model::collective_tag<model::collective::all_to_all>{},
       in.size() / static_cast<std::size_t>(c.size()), opt,
       [&c, in, out = detail::out_span(output), opt](detail::stage s) {
         detail::checked_all_to_all<Topo>(c, in, out, opt, s);

@@ -33,12 +33,14 @@
 // throws as the collective itself does.
 
 #include <cmath>
+#include <concepts>
 #include <cstddef>
 #include <span>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "../collectives/all_gather.hpp"
@@ -89,44 +91,87 @@ inline collective parse_collective(std::string_view name) {
   throw std::invalid_argument("topocoll::model: unknown collective \"" + std::string(name) + "\"");
 }
 
-// Collective k of m elements per rank (per block) on c, root 0 where there is
+// A collective named at compile time: simulate and automatic_takes take it
+// in place of a model::collective, and then instantiate that collective only
+// (persistent.hpp's plans do, for every *_init a program calls).
+template <collective K>
+struct collective_tag : std::integral_constant<collective, K> {};
+
+template <class K>
+concept CollectiveKind = std::same_as<K, collective> || std::same_as<K, collective_tag<K::value>>;
+
+// f(collective_tag<k>{}): a collective chosen at run time, as a tag.
+template <class F>
+decltype(auto) visit(collective k, F&& f) {
+  using enum collective;
+  switch (k) {
+    case broadcast:
+      return f(collective_tag<broadcast>{});
+    case reduce:
+      return f(collective_tag<reduce>{});
+    case all_reduce:
+      return f(collective_tag<all_reduce>{});
+    case all_gather:
+      return f(collective_tag<all_gather>{});
+    case reduce_scatter:
+      return f(collective_tag<reduce_scatter>{});
+    case scan:
+      return f(collective_tag<scan>{});
+    case exclusive_scan:
+      return f(collective_tag<exclusive_scan>{});
+    case scatter:
+      return f(collective_tag<scatter>{});
+    case gather:
+      return f(collective_tag<gather>{});
+    case all_to_all:
+      return f(collective_tag<all_to_all>{});
+  }
+  throw std::invalid_argument("topocoll::model: unknown collective");
+}
+
+// Collective K of m elements per rank (per block) on c, root 0 where there is
 // one, with buffers from buf(n) (a span of n elements each) and operator op:
 // the call simulate records for every rank, and what a measurement of the
 // same prediction times (benchmark/model_check).
-template <Topology Topo, Transport C, class Buffers, class Op>
-void run_collective(C& c, collective k, std::size_t m, Buffers&& buf, const Op& op,
+template <Topology Topo, Transport C, collective K, class Buffers, class Op>
+void run_collective(C& c, collective_tag<K>, std::size_t m, Buffers&& buf, const Op& op,
                     const options& opt = {}) {
   const std::size_t pm = static_cast<std::size_t>(c.size()) * m;
   const bool root = c.rank() == 0;
-  switch (k) {
-    case collective::broadcast:
-      return topocoll::broadcast<Topo>(c, buf(m), 0, opt);
-    case collective::reduce:
-      return topocoll::reduce<Topo>(c, buf(m), buf(root ? m : 0), op, 0, opt);
-    case collective::all_reduce:
-      return topocoll::all_reduce<Topo>(c, buf(m), buf(m), op, opt);
-    case collective::all_gather:
-      return topocoll::all_gather<Topo>(c, buf(m), buf(pm), opt);
-    case collective::reduce_scatter:
-      return topocoll::reduce_scatter<Topo>(c, buf(pm), buf(m), op, opt);
-    case collective::scan:
-      return topocoll::scan<Topo>(c, buf(m), buf(m), op, opt);
-    case collective::exclusive_scan:
-      return topocoll::exclusive_scan<Topo>(c, buf(m), buf(m), op, opt);
-    case collective::scatter:
-      return topocoll::scatter<Topo>(c, buf(root ? pm : 0), buf(m), 0, opt);
-    case collective::gather:
-      return topocoll::gather<Topo>(c, buf(m), buf(root ? pm : 0), 0, opt);
-    case collective::all_to_all:
-      return topocoll::all_to_all<Topo>(c, buf(pm), buf(pm), opt);
-  }
+  using enum collective;
+  if constexpr (K == broadcast)
+    topocoll::broadcast<Topo>(c, buf(m), 0, opt);
+  else if constexpr (K == reduce)
+    topocoll::reduce<Topo>(c, buf(m), buf(root ? m : 0), op, 0, opt);
+  else if constexpr (K == all_reduce)
+    topocoll::all_reduce<Topo>(c, buf(m), buf(m), op, opt);
+  else if constexpr (K == all_gather)
+    topocoll::all_gather<Topo>(c, buf(m), buf(pm), opt);
+  else if constexpr (K == reduce_scatter)
+    topocoll::reduce_scatter<Topo>(c, buf(pm), buf(m), op, opt);
+  else if constexpr (K == scan)
+    topocoll::scan<Topo>(c, buf(m), buf(m), op, opt);
+  else if constexpr (K == exclusive_scan)
+    topocoll::exclusive_scan<Topo>(c, buf(m), buf(m), op, opt);
+  else if constexpr (K == scatter)
+    topocoll::scatter<Topo>(c, buf(root ? pm : 0), buf(m), 0, opt);
+  else if constexpr (K == gather)
+    topocoll::gather<Topo>(c, buf(m), buf(root ? pm : 0), 0, opt);
+  else
+    topocoll::all_to_all<Topo>(c, buf(pm), buf(pm), opt);
+}
+
+template <Topology Topo, Transport C, class Buffers, class Op>
+void run_collective(C& c, collective k, std::size_t m, Buffers&& buf, const Op& op,
+                    const options& opt = {}) {
+  visit(k, [&](auto tag) { run_collective<Topo>(c, tag, m, buf, op, opt); });
 }
 
 namespace detail {
 
 // One rank's call, over untouched address space.
-template <Topology Topo, class Elem = phantom, Transport C>
-void run_rank(C& c, collective k, std::size_t m, const options& opt, address_arena& a) {
+template <Topology Topo, class Elem, Transport C, CollectiveKind Kind>
+void run_rank(C& c, Kind k, std::size_t m, const options& opt, address_arena& a) {
   auto buf = [&](std::size_t n) {
     auto* first = reinterpret_cast<Elem*>(a.take_distinct(n * sizeof(Elem)));
     return std::span<Elem>(first, n);
@@ -205,8 +250,8 @@ schedule_log record_calls(int p, ports port, Run&& run) {
   return log;
 }
 
-template <Topology Topo, class Elem = phantom>
-schedule_log record(collective k, int p, std::size_t m, ports port, const options& opt) {
+template <Topology Topo, class Elem = phantom, CollectiveKind Kind>
+schedule_log record(Kind k, int p, std::size_t m, ports port, const options& opt) {
   return record_calls(p, port,
                       [&](auto& c, address_arena& a) { run_rank<Topo, Elem>(c, k, m, opt, a); });
 }
@@ -217,8 +262,9 @@ schedule_log record(collective k, int p, std::size_t m, ports port, const option
 // elements per rank (per block for all_gather, reduce_scatter, scatter,
 // gather and all_to_all) over p ranks on Topo, on the network net.
 // Elem: the element (model::sized_phantom<N> for N bytes), 8 bytes unless said.
-template <Topology Topo, class Elem = phantom>
-result simulate(collective k, int p, std::size_t m, const network& net, const cost_params& cost,
+// k: a model::collective, or a collective_tag to instantiate that one only.
+template <Topology Topo, class Elem = phantom, CollectiveKind Kind>
+result simulate(Kind k, int p, std::size_t m, const network& net, const cost_params& cost,
                 const options& opt = {}) {
   detail::check_inputs(p, m, net, cost);
   const detail::schedule_log log = detail::record<Topo, Elem>(k, p, m, net.port_model(), opt);
@@ -263,8 +309,8 @@ traced_result simulate_trace(collective k, int p, std::size_t m, const network& 
 // where automatic's schedule is none of theirs; several where schedules
 // coincide (p = 1, m = 0, or two algorithms that are the same at this p).
 // port: the transport the kernels see, as network::with(ports) says.
-template <Topology Topo, class Elem = phantom>
-std::vector<algorithm> automatic_takes(collective k, int p, std::size_t m, const options& opt,
+template <Topology Topo, class Elem = phantom, CollectiveKind Kind>
+std::vector<algorithm> automatic_takes(Kind k, int p, std::size_t m, const options& opt,
                                        ports port = ports::multi) {
   detail::check_size(p, m);
   options o = opt;
