@@ -6,14 +6,13 @@
 //
 // For a trivially copyable T the storage comes from a pool owned by the
 // calling thread (an MPI process, or one loopback rank): blocks that keep their capacity from one
-// collective to the next. A reduce_scatter of 1 MiB blocks on 4 ranks needs 6 MiB of work space;
-// fresh pages for it cost about 1 ms/MiB on a VM, as much as the collective itself, and zeroing
-// them costs another pass over memory. A large block is faulted in 2 MiB pages where the kernel
-// allows it (core/pages.hpp), which makes even its first call cheaper. The elements are NOT
-// initialised: every algorithm writes a work buffer before it reads it. (Tests build with
-// TOPOCOLL_POISON_SCRATCH, which fills every block with 0xA5 bytes, so that an
-// algorithm that reads what it did not write gets a wrong answer, not the
-// zero it happened to find.)
+// collective to the next: faulting in fresh pages for a large collective's work space costs as
+// much as the collective itself, and zeroing them another pass over memory. A large block is
+// faulted in 2 MiB pages where the kernel allows it (core/pages.hpp), which makes even its first
+// call cheaper. The elements are NOT initialised: every algorithm writes a work buffer before it
+// reads it. (Tests build with TOPOCOLL_POISON_SCRATCH, which fills every block with 0xA5 bytes, so
+// that an algorithm that reads what it did not write gets a wrong answer, not the zero it happened
+// to find.)
 //
 // Other types get a std::vector<T>(n): their elements must be constructed. An
 // inert type (core/inert.hpp) gets T::topocoll_reserve(n), never touched.
