@@ -17,8 +17,10 @@ function(topocoll_multihost_test name)
            COMMAND ${_cluster} --hosts ${ARG_HOSTS} --np ${ARG_NP} --timeout ${ARG_TIMEOUT}
                    ${ARG_CLUSTER} -- ${ARG_COMMAND})
   math(EXPR ctest_limit "${ARG_TIMEOUT} + 30")
+  # One cluster at a time (ctest -j4 and more): with two at once, on two
+  # cores, a fault test's ranks waited 72 s for a 2 s timeout.
   set_tests_properties(${test} PROPERTIES LABELS multihost SKIP_RETURN_CODE 77 PROCESSORS 2
-                                          TIMEOUT ${ctest_limit})
+                                          RESOURCE_LOCK netns_cluster TIMEOUT ${ctest_limit})
   if(ARG_PASS)
     set_tests_properties(${test} PROPERTIES PASS_REGULAR_EXPRESSION "${ARG_PASS}")
   endif()
