@@ -38,7 +38,7 @@ struct Ref {
 
 // all_gather and reduce_scatter move p*m elements per rank, p^2 m in all. In
 // sanitizer builds (TSan's budget) the largest size is capped at p^2 m <= 100000
-// (m = 1000 up to p = 10, 346 at 17, 24 at 64), and at 100 for std::string
+// (m = 1000 up to p = 10, 346 at 17, 97 at 32), and at 100 for std::string
 // (every string is allocated and copied per message on loopback); release
 // builds run every size at every p.
 template <class T>

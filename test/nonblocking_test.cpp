@@ -26,7 +26,11 @@ using tc_test::Mat2;
 using tc_test::mat_mul;
 using T = Mat2;
 
-const std::vector<int> ps = tc_test::sanitized
+// ThreadSanitizer leaves out 16, which took 63 % of its time here (68 of
+// 107 s) and adds no kind of meeting between the rank threads that 8 and 9
+// do not run (tc_test::sweep_p).
+const std::vector<int> ps = tc_test::thread_sanitized ? std::vector<int>{1, 2, 3, 5, 8, 9}
+                            : tc_test::sanitized
                                 ? std::vector<int>{1, 2, 3, 5, 8, 9, 16}
                                 : std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16};
 

@@ -82,7 +82,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_transposes_the_blocks, Cfg, tc_test::Co
       for_each_type([&](auto tag) {
         using T = decltype(tag);
         for (std::size_t m : tc_test::sizes) {
-          // Sanitizer builds, above 17 ranks (31, 32, 64 threads): only int,
+          // Sanitizer builds, above 17 ranks (31 and 32 threads): only int,
           // since the other types take the same paths and TSan must stay quick;
           // and 1000-string blocks only up to 9 ranks (heap traffic).
           if (tc_test::sanitized && !std::is_same_v<T, int> && p > 17) continue;
