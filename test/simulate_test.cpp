@@ -159,6 +159,51 @@ BOOST_AUTO_TEST_CASE(eq_4_10_pairwise_exchange_is_congestion_free_under_e_cube) 
   BOOST_TEST(ring.max_congestion > 1);
 }
 
+// ICS 632's store-and-forward routing: a message from P_0 to P_q costs
+// q(L + m b) (network::with(routing::store_and_forward)):
+//  * the naive broadcast on a linear array pays every hop of its message to
+//    rank q: (1 + 2 + ... + (p - 1))(t_s + t_w m), against (p - 1)(t_s + t_w m)
+//    cut-through;
+//  * schedules between neighbours cost what they cost cut-through: the ring
+//    pipeline's (p - 1)(L + m b), Algorithm 4.4's fold, Eq. 4.1's tree and
+//    Eq. 4.9's store-and-forward all_to_all;
+//  * Eq. 4.10's pairwise exchange assumes cut-through routing (Grama 4.5.3):
+//    routed store-and-forward on a hypercube, its step j pays popcount(j) hops,
+//    (p / 2) log p message times in all, so its t_w term is Eq. 4.9's and its
+//    t_s term p / 2 times Eq. 4.9's.
+BOOST_AUTO_TEST_CASE(store_and_forward_routing_pays_every_hop) {
+  const auto store_and_forward = [](sim::network n) {
+    return single(n).with(sim::routing::store_and_forward);
+  };
+  for (int p : {2, 3, 5, 8, 16})
+    for (std::size_t m : {1, 100}) {
+      const double msg = ts + tw * m;
+      const sim::network line = store_and_forward(sim::network::linear(p));
+      BOOST_TEST(time_of<tc::Ring>(sim::collective::broadcast, p, m, line,
+                                   forced(tc::algorithm::naive)) == p * (p - 1) / 2 * msg);
+      BOOST_TEST(time_of<tc::Ring>(sim::collective::broadcast, p, m,
+                                   single(sim::network::linear(p)),
+                                   forced(tc::algorithm::naive)) == (p - 1) * msg);
+      const sim::network ring = store_and_forward(sim::network::ring(p));
+      if (m == 1)
+        BOOST_TEST(time_of<tc::Ring>(sim::collective::broadcast, p, m, ring,
+                                     forced(tc::algorithm::pipelined)) == (p - 1) * msg);
+      BOOST_TEST(time_of<tc::Ring>(sim::collective::all_gather, p, m, ring,
+                                   forced(tc::algorithm::fold)) == (p - 1) * msg);
+      if ((p & (p - 1)) != 0) continue;
+      const sim::network cube = store_and_forward(sim::network::hypercube(log2i(p)));
+      BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::broadcast, p, m, cube,
+                                          forced(tc::algorithm::tree)) == log2i(p) * msg);
+      BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::all_to_all, p, m, cube,
+                                          forced(tc::algorithm::store_and_forward)) ==
+                 (ts + tw * m * p / 2) * log2i(p));
+      const sim::result pw = sim::simulate<tc::Hypercube<>>(sim::collective::all_to_all, p, m, cube,
+                                                            cost, forced(tc::algorithm::pairwise));
+      BOOST_TEST(pw.time == p / 2 * log2i(p) * msg);
+      BOOST_TEST(pw.max_congestion == 1);
+    }
+}
+
 // The naive baselines on a single-ported complete(p) network, from any
 // topology (algorithm::naive ignores it):
 //  * broadcast (Grama 4.1): the source's p - 1 messages one after another,

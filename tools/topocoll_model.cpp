@@ -34,6 +34,7 @@ struct request {
   sim::cost_params cost;
   sim::ports ports;
   sim::receives receives;
+  sim::routing routing;
 };
 
 topocoll::algorithm parse_algorithm(const std::string& s) {
@@ -90,9 +91,9 @@ sim::network make_network(const request& q) {
     const auto s = topocoll::Mesh<2>::sides(q.p);
     sim::network n =
         spec == "mesh" ? sim::network::mesh({s[0], s[1]}) : sim::network::open_mesh({s[0], s[1]});
-    return n.with(q.ports).with(q.receives);
+    return n.with(q.ports).with(q.receives).with(q.routing);
   }
-  return sim::network::parse(spec, q.p).with(q.ports).with(q.receives);
+  return sim::network::parse(spec, q.p).with(q.ports).with(q.receives).with(q.routing);
 }
 
 // Runs f.template operator()<Topo>() for the topology named.
@@ -215,8 +216,10 @@ po::options_description describe_options() {
       "multi (posted sends travel at once) or single (one call at a time, the seeds' model)")(
       "receives", po::value<std::string>()->default_value("multi"),
       "multi (a rank takes every message at once) or single (one at a time)")(
-      "algo,a", po::value<std::string>()->default_value("automatic"),
-      "algorithm (options::algo); for --sweep a comma-separated list")(
+      "routing", po::value<std::string>()->default_value("cut_through"),
+      "cut_through (t_s + t_h hops + t_w m) or store_and_forward (hops (t_s + t_w m) + t_h "
+      "hops)")("algo,a", po::value<std::string>()->default_value("automatic"),
+               "algorithm (options::algo); for --sweep a comma-separated list")(
       "steps", "print every message: start, end, ranks, size, hops, congestion")(
       "takes",
       "with --algo automatic: name the forced algorithms whose schedule automatic's is "
@@ -254,6 +257,9 @@ request read_request(const po::variables_map& vm) {
   const std::string receives = vm["receives"].as<std::string>();
   if (receives != "multi" && receives != "single")
     throw usage_error("--receives takes multi or single");
+  const std::string routing = vm["routing"].as<std::string>();
+  if (routing != "cut_through" && routing != "store_and_forward")
+    throw usage_error("--routing takes cut_through or store_and_forward");
   const auto p = in_range(vm, "p", 1LL, max_p);
   const auto m = in_range(vm, "m", 0LL, max_m / p);
   const double huge = std::numeric_limits<double>::max();
@@ -265,7 +271,8 @@ request read_request(const po::variables_map& vm) {
       static_cast<std::size_t>(m),
       {in_range(vm, "ts", 0.0, huge), in_range(vm, "tw", 0.0, huge), in_range(vm, "th", 0.0, huge)},
       ports == "single" ? sim::ports::single : sim::ports::multi,
-      receives == "single" ? sim::receives::one_at_a_time : sim::receives::at_once};
+      receives == "single" ? sim::receives::one_at_a_time : sim::receives::at_once,
+      routing == "store_and_forward" ? sim::routing::store_and_forward : sim::routing::cut_through};
 }
 
 }  // namespace

@@ -38,6 +38,12 @@
 //                  message starts once the last one sent to the same rank
 //                  has arrived (the single-ported receive, where the naive
 //                  all_to_all's p - 1 first messages queue at rank 0)
+// routing() says what a message pays for its hops (model/timeline.hpp):
+//   routing::cut_through        t_s + t_h * hops + t_w * m: the head opens the
+//                               route, the body follows it (the default)
+//   routing::store_and_forward  hops * (t_s + t_w * m) + t_h * hops: every
+//                               processor on the way takes the whole message
+//                               before sending it on (ICS 632's q(L + m b))
 
 #include <bit>
 #include <cstddef>
@@ -54,6 +60,7 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model {
 
 enum class ports { multi, single };
 enum class receives { at_once, one_at_a_time };
+enum class routing { cut_through, store_and_forward };
 
 class network {
  public:
@@ -100,6 +107,11 @@ class network {
     return *this;
   }
   receives receive_model() const { return receives_; }
+  network& with(routing k) {
+    routing_ = k;
+    return *this;
+  }
+  routing routing_model() const { return routing_; }
   shape kind() const { return kind_; }
   int processors() const { return n_; }
   const std::vector<int>& sides() const { return sides_; }
@@ -273,6 +285,7 @@ class network {
   int leaves_ = 1;
   ports ports_ = ports::multi;
   receives receives_ = receives::at_once;
+  routing routing_ = routing::cut_through;
 };
 
 inline std::uint64_t network::links() const {

@@ -5,15 +5,17 @@
 // Each rank runs its calls in order on its own clock. A send starts when its
 // rank reaches it; a message costs
 //
-//   t_s + t_h * hops + t_w * m * c
+//   t_s + t_h * hops + t_w * m * c                  (routing::cut_through)
+//   hops * (t_s + t_w * m * c) + t_h * hops         (routing::store_and_forward)
 //
 // where hops is the length of its route on the network and c the largest
 // number of messages on one directed link of that route at the moment it
 // starts, itself included. All messages that start at the same instant are
 // placed on their links before any of them is priced, so each sees the others
 // (the seeds' "multiply the t_w term by the number of messages sharing the
-// link"); a message's c is fixed when it starts. A message is active on its
-// links from its start until it has arrived.
+// link"); a message's c is fixed when it starts. A message is active on every
+// link of its route from its start until it has arrived (under
+// store-and-forward too, which makes its c an upper bound).
 //
 // A rank's own messages leave it one at a time per outgoing link (port): a
 // send posted while an earlier one of the rank still occupies the same first
@@ -29,6 +31,7 @@
 // receive ends when its message has arrived, or at once if it already has.
 // Sends and receives match as in MPI: in order per (source, destination, tag).
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -351,7 +354,7 @@ class timeline {
       int c = 1;
       const int hops =
           net_.route(m.src, m.dst, [&](std::uint64_t l) { c = std::max(c, load_.get(l)); });
-      m.end = t + cost_.t_s + cost_.t_h * hops + cost_.t_w * static_cast<double>(m.count) * c;
+      m.end = t + duration(hops, m.count, c);
       m.flags |= resolved;
       unblock(m.next_port, m.end);
       unblock(m.next_recv, m.end);
@@ -362,6 +365,14 @@ class timeline {
       if (trace_) trace_->push_back({m.src, m.dst, m.count, b.start, m.end, hops, c});
     }
     batch_.clear();
+  }
+
+  // A message's time on the network: cut-through pays the start-up and the
+  // words once, store-and-forward once per hop (a message to itself, once).
+  double duration(int hops, std::uint64_t count, int c) const {
+    const double one_hop = cost_.t_s + cost_.t_w * static_cast<double>(count) * c;
+    const int paid = net_.routing_model() == routing::store_and_forward ? std::max(hops, 1) : 1;
+    return paid * one_hop + cost_.t_h * hops;
   }
 
   // Takes the messages that have arrived by t off their links.
