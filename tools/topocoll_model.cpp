@@ -212,6 +212,8 @@ po::options_description describe_options() {
       "ts", po::value<double>()->default_value(100.0), "t_s, per message")(
       "tw", po::value<double>()->default_value(1.0), "t_w, per element")(
       "th", po::value<double>()->default_value(0.0), "t_h, per hop")(
+      "tr", po::value<double>()->default_value(0.0),
+      "t_r, per element a rank copies locally (Grama's rearrangement)")(
       "ports", po::value<std::string>()->default_value("multi"),
       "multi (posted sends travel at once) or single (one call at a time, the seeds' model)")(
       "receives", po::value<std::string>()->default_value("multi"),
@@ -269,7 +271,8 @@ request read_request(const po::variables_map& vm) {
       vm["network"].as<std::string>(),
       static_cast<int>(p),
       static_cast<std::size_t>(m),
-      {in_range(vm, "ts", 0.0, huge), in_range(vm, "tw", 0.0, huge), in_range(vm, "th", 0.0, huge)},
+      {in_range(vm, "ts", 0.0, huge), in_range(vm, "tw", 0.0, huge), in_range(vm, "th", 0.0, huge),
+       in_range(vm, "tr", 0.0, huge)},
       ports == "single" ? sim::ports::single : sim::ports::multi,
       receives == "single" ? sim::receives::one_at_a_time : sim::receives::at_once,
       routing == "store_and_forward" ? sim::routing::store_and_forward : sim::routing::cut_through};

@@ -55,7 +55,9 @@ enum class assign_by { copy, move };
 template <assign_by K, class T, class U>
 void assign_elements(std::span<U> from, std::span<T> to) {
   if (from.data() == to.data() || from.empty()) return;
-  if constexpr (inert_element<T>)
+  if constexpr (copy_counted<T>)
+    T::topocoll_copied(from.size());
+  else if constexpr (inert_element<T>)
     return;
   else if constexpr (std::is_trivially_copyable_v<T>)
     std::memcpy(to.data(), from.data(), from.size_bytes());

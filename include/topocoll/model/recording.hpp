@@ -11,6 +11,8 @@
 //   detail::address_arena PROT_NONE address space handed out by a bump pointer:
 //                         a kernel that touched an element would fault
 //   detail::schedule_log  every rank's calls, 12 bytes per call, rank after rank
+//   detail::copy_counter  the elements a rank copies locally between two calls,
+//                         where the simulation times them (cost_params::t_r)
 //   detail::recorder<P>   the transport one rank runs on: blocking (ports::single)
 //                         or with isend / wait_all (ports::multi)
 
@@ -38,11 +40,13 @@ namespace detail {
 // A large reservation of address space that is never backed: PROT_NONE and
 // MAP_NORESERVE. take(n) hands out n bytes after the last, from the start again
 // once the end is reached (nothing is ever stored, so reuse is harmless);
-// reset() rewinds it, before each rank's call.
+// reset() rewinds it, before each rank's call. `largest`: the size it tries
+// first (several at once share the address space: model/simulate_v.hpp).
 class address_arena {
  public:
-  address_arena() {
-    for (std::size_t size = std::size_t{1} << 42; size >= (std::size_t{1} << 30); size /= 4) {
+  static constexpr std::size_t largest_size = std::size_t{1} << 42;
+  explicit address_arena(std::size_t largest = largest_size) {
+    for (std::size_t size = largest; size >= (std::size_t{1} << 30); size /= 4) {
       void* p =
           ::mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       if (p != MAP_FAILED) {
@@ -103,6 +107,19 @@ class address_arena {
   std::size_t size_ = 0, used_ = 0;
 };
 
+// The elements the recording rank has copied since its last call, where
+// the simulation times local copies (on_this_thread() is null otherwise).
+class copy_counter {
+ public:
+  static std::uint64_t*& on_this_thread() {
+    thread_local std::uint64_t* n = nullptr;
+    return n;
+  }
+  static void add(std::size_t n) {
+    if (std::uint64_t* c = on_this_thread()) *c += n;
+  }
+};
+
 }  // namespace detail
 
 // The simulator's element: 8 bytes that nothing reads or writes.
@@ -114,6 +131,7 @@ struct phantom {
     if (a == nullptr) throw std::logic_error("topocoll::model::phantom: no simulation is running");
     return reinterpret_cast<phantom*>(a->take(n * sizeof(phantom)));
   }
+  static void topocoll_copied(std::size_t n) { detail::copy_counter::add(n); }
 };
 
 // The same with another element size: what a persistent collective's plan
@@ -128,6 +146,7 @@ struct sized_phantom {
     if (a == nullptr) throw std::logic_error("topocoll::model::phantom: no simulation is running");
     return reinterpret_cast<sized_phantom*>(a->take(n * sizeof(sized_phantom)));
   }
+  static void topocoll_copied(std::size_t n) { detail::copy_counter::add(n); }
 };
 
 // The simulator's reduction operator: commutative, and never called on data
@@ -148,8 +167,9 @@ namespace detail {
 //             call is done when both are
 //   recv      a blocking receive
 //   wait      wait for requests [peer, peer + count)
+//   local     copy count elements locally (recorded only where they are timed)
 struct op {
-  enum kind_t : std::uint8_t { post, send, exchange, recv, wait };
+  enum kind_t : std::uint8_t { post, send, exchange, recv, wait, local };
   std::uint32_t peer;
   std::uint32_t count_lo;
   std::uint16_t count_hi;
@@ -191,6 +211,11 @@ class schedule_log {
     return std::span<const op>(ops_).subspan(start_[i], start_[i + 1] - start_[i]);
   }
   std::size_t size() const { return ops_.size(); }
+  // Appends the calls of `one`, a log of one rank's calls, as the next rank's.
+  void append_rank(const schedule_log& one) {
+    ops_.insert(ops_.end(), one.ops_.begin(), one.ops_.end());
+    end_rank();
+  }
   std::size_t bytes() const { return ops_.capacity() * sizeof(op); }
   // The same calls, rank by rank, in the same order.
   bool operator==(const schedule_log& o) const {
@@ -198,6 +223,7 @@ class schedule_log {
   }
 
   void add(op::kind_t k, int rank, int peer, int tag, std::uint64_t count) {
+    if (k == op::local) tag = topocoll::detail::tag::base;
     if (k != op::wait && (peer < 0 || peer >= p_))
       throw std::logic_error("topocoll::model::simulate: rank " + std::to_string(rank) +
                              " addresses rank " + std::to_string(peer) + " of " +
@@ -228,19 +254,32 @@ class recorder {
 
   template <class T>
   void send(int dest, int tag, std::span<T> data) {
-    log_->add(op::send, rank_, dest, tag, data.size());
+    record(op::send, dest, tag, data.size());
   }
   template <class T>
   void recv(int source, int tag, std::span<T> data) {
-    log_->add(op::recv, rank_, source, tag, data.size());
+    record(op::recv, source, tag, data.size());
   }
   template <class T, class U>
   void sendrecv(int dest, std::span<T> out, int source, std::span<U> in, int tag) {
-    log_->add(op::exchange, rank_, dest, tag, out.size());
-    log_->add(op::recv, rank_, source, tag, in.size());
+    record(op::exchange, dest, tag, out.size());
+    record(op::recv, source, tag, in.size());
+  }
+
+  // The local copies since the last call, as one op (where they are timed).
+  void record_copies() {
+    std::uint64_t* n = copy_counter::on_this_thread();
+    if (n == nullptr || *n == 0) return;
+    log_->add(op::local, rank_, rank_, 0, *n);
+    *n = 0;
   }
 
  protected:
+  void record(op::kind_t k, int peer, int tag, std::uint64_t count) {
+    record_copies();
+    log_->add(k, rank_, peer, tag, count);
+  }
+
   int rank_;
   schedule_log* log_;
 };
@@ -255,7 +294,7 @@ class posting_recorder : public recorder {
 
   template <class T>
   request isend(int dest, int tag, std::span<T> data) {
-    log_->add(op::post, rank_, dest, tag, data.size());
+    record(op::post, dest, tag, data.size());
     return {next_++};
   }
   // Consecutive request ids become one wait op.
@@ -268,7 +307,7 @@ class posting_recorder : public recorder {
       }
       std::size_t j = i + 1;
       while (j < reqs.size() && reqs[j].id == reqs[j - 1].id + 1) ++j;
-      log_->add(op::wait, rank_, static_cast<int>(reqs[i].id), 0, j - i);
+      record(op::wait, static_cast<int>(reqs[i].id), 0, j - i);
       for (std::size_t k = i; k < j; ++k) reqs[k].id = empty;
       i = j;
     }

@@ -204,7 +204,7 @@ inline void check_inputs(int p, std::size_t m, const network& net, const cost_pa
     bad_input("the network " + net.name() + " has " + std::to_string(net.processors()) +
               " processors, fewer than p = " + std::to_string(p));
   const std::pair<const char*, double> costs[] = {
-      {"t_s", cost.t_s}, {"t_w", cost.t_w}, {"t_h", cost.t_h}};
+      {"t_s", cost.t_s}, {"t_w", cost.t_w}, {"t_h", cost.t_h}, {"t_r", cost.t_r}};
   for (auto [name, v] : costs)
     if (!(v >= 0) || !std::isfinite(v))
       bad_input(std::string(name) + " = " + shown(v) + ", needs a finite cost >= 0");
@@ -213,37 +213,52 @@ inline void check_inputs(int p, std::size_t m, const network& net, const cost_pa
 // A time past the largest double (costs near it) is no prediction.
 inline result finite_time(const result& r, const cost_params& cost) {
   if (!std::isfinite(r.time))
-    bad_input("the predicted time overflows a double (t_s = " + shown(cost.t_s) +
-              ", t_w = " + shown(cost.t_w) + ", t_h = " + shown(cost.t_h) + ")");
+    bad_input("the predicted time overflows a double (t_s = " + shown(cost.t_s) + ", t_w = " +
+              shown(cost.t_w) + ", t_h = " + shown(cost.t_h) + ", t_r = " + shown(cost.t_r) + ")");
   return r;
 }
 
-// Sets the arena phantom::topocoll_reserve draws from, for one scope.
-class arena_scope {
+// Points a thread's current arena (phantom::topocoll_reserve's) or copy
+// counter at `now`, for one scope.
+template <class T>
+class current_scope {
  public:
-  explicit arena_scope(address_arena& a) : old_(std::exchange(address_arena::current(), &a)) {}
-  arena_scope(const arena_scope&) = delete;
-  arena_scope& operator=(const arena_scope&) = delete;
-  ~arena_scope() { address_arena::current() = old_; }
+  current_scope(T*& current, T* now) : current_(current), old_(std::exchange(current, now)) {}
+  current_scope(const current_scope&) = delete;
+  current_scope& operator=(const current_scope&) = delete;
+  ~current_scope() { current_ = old_; }
 
  private:
-  address_arena* old_;
+  T*& current_;
+  T* old_;
 };
+
+// Whether a schedule holds the ranks' local copies (op::local): only where
+// they are timed (t_r > 0), so that a schedule is otherwise its calls alone.
+enum class local_copies { left_out, recorded };
+inline local_copies copies_for(const cost_params& cost) {
+  return cost.t_r > 0 ? local_copies::recorded : local_copies::left_out;
+}
 
 // Every rank's calls, rank after rank: run(c, arena) makes one rank's.
 template <class Run>
-schedule_log record_calls(int p, ports port, Run&& run) {
+schedule_log record_calls(int p, ports port, local_copies copies, Run&& run) {
   address_arena arena;
-  const arena_scope scope(arena);
+  const current_scope<address_arena> in_arena(address_arena::current(), &arena);
+  std::uint64_t copied = 0;
+  const current_scope<std::uint64_t> counted(copy_counter::on_this_thread(),
+                                             copies == local_copies::recorded ? &copied : nullptr);
   schedule_log log(p);
   for (int r = 0; r < p; ++r) {
     arena.reset();
     if (port == ports::single) {
       recorder c(r, log);
       run(c, arena);
+      c.record_copies();
     } else {
       posting_recorder c(r, log);
       run(c, arena);
+      c.record_copies();
     }
     log.end_rank();
   }
@@ -251,8 +266,9 @@ schedule_log record_calls(int p, ports port, Run&& run) {
 }
 
 template <Topology Topo, class Elem = phantom, CollectiveKind Kind>
-schedule_log record(Kind k, int p, std::size_t m, ports port, const options& opt) {
-  return record_calls(p, port,
+schedule_log record(Kind k, int p, std::size_t m, ports port, const options& opt,
+                    local_copies copies = local_copies::left_out) {
+  return record_calls(p, port, copies,
                       [&](auto& c, address_arena& a) { run_rank<Topo, Elem>(c, k, m, opt, a); });
 }
 
@@ -267,7 +283,8 @@ template <Topology Topo, class Elem = phantom, CollectiveKind Kind>
 result simulate(Kind k, int p, std::size_t m, const network& net, const cost_params& cost,
                 const options& opt = {}) {
   detail::check_inputs(p, m, net, cost);
-  const detail::schedule_log log = detail::record<Topo, Elem>(k, p, m, net.port_model(), opt);
+  const detail::schedule_log log =
+      detail::record<Topo, Elem>(k, p, m, net.port_model(), opt, detail::copies_for(cost));
   return detail::finite_time(detail::timeline(log, net, cost, nullptr).run(), cost);
 }
 
@@ -277,8 +294,8 @@ template <Topology Topo>
 result simulate_roots(int p, std::size_t m, std::span<const int> roots, const network& net,
                       const cost_params& cost, const options& opt = {}) {
   detail::check_inputs(p, m * roots.size(), net, cost);
-  const detail::schedule_log log =
-      detail::record_calls(p, net.port_model(), [&](auto& c, detail::address_arena& a) {
+  const detail::schedule_log log = detail::record_calls(
+      p, net.port_model(), detail::copies_for(cost), [&](auto& c, detail::address_arena& a) {
         auto* first =
             reinterpret_cast<phantom*>(a.take_distinct(m * roots.size() * sizeof(phantom)));
         topocoll::broadcast<Topo>(c, std::span<phantom>(first, m * roots.size()), roots, opt);
@@ -296,7 +313,8 @@ template <Topology Topo>
 traced_result simulate_trace(collective k, int p, std::size_t m, const network& net,
                              const cost_params& cost, const options& opt = {}) {
   detail::check_inputs(p, m, net, cost);
-  const detail::schedule_log log = detail::record<Topo>(k, p, m, net.port_model(), opt);
+  const detail::schedule_log log =
+      detail::record<Topo>(k, p, m, net.port_model(), opt, detail::copies_for(cost));
   traced_result t;
   t.summary = detail::finite_time(detail::timeline(log, net, cost, &t.messages).run(), cost);
   return t;

@@ -30,6 +30,8 @@
 // posted send (isend) ends when it has arrived, which wait_all waits for; a
 // receive ends when its message has arrived, or at once if it already has.
 // Sends and receives match as in MPI: in order per (source, destination, tag).
+// A rank's local copies (op::local, where t_r > 0) hold it for t_r per
+// element before its next call.
 
 #include <algorithm>
 #include <cstddef>
@@ -49,11 +51,14 @@
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model {
 
-// The machine's costs: per message (t_s), per element (t_w), per hop (t_h).
+// The machine's costs: per message (t_s), per element (t_w), per hop (t_h),
+// and per element a rank copies in its own memory (t_r: Grama's local
+// rearrangement, Eqs. 4.8 and 4.9; 0 leaves local work out of the schedule).
 struct cost_params {
   double t_s = 0.0;
   double t_w = 0.0;
   double t_h = 0.0;
+  double t_r = 0.0;
 };
 
 // One message as the simulation timed it (simulate_trace).
@@ -169,6 +174,7 @@ class timeline {
     std::int32_t got = -1;       // the message matched to the current receive
     std::uint32_t req_base = 0;  // the request id of posted_[r][0]
     bool at_recv = false;        // waiting for a message nobody has sent yet
+    bool copying = false;        // in the local copies of ops[pc] until it is ready again
     bool done = false;
   };
   struct pending {
@@ -209,6 +215,8 @@ class timeline {
         }
       } else if (o.kind == op::recv) {
         if (!receive(r, o, t)) return;
+      } else if (o.kind == op::local) {
+        if (!copy(s, r, o, t)) return;
       } else if (!wait(r, o, t)) {
         return;
       }
@@ -219,6 +227,17 @@ class timeline {
       ++finished_;
       res_.time = std::max(res_.time, t);
     }
+  }
+
+  // Whether rank r's local copies o are done by t; if not, it is busy with
+  // them until t + t_r * count.
+  bool copy(rank_state& s, int r, const op& o, double t) {
+    if (std::exchange(s.copying, false)) return true;
+    const double busy = cost_.t_r * static_cast<double>(o.count());
+    if (busy <= 0) return true;
+    s.copying = true;
+    ready_.push(t + busy, r);
+    return false;
   }
 
   bool receive(int r, const op& o, double t) {
