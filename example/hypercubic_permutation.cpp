@@ -16,6 +16,7 @@
 #include <topocoll/topocoll.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <span>
@@ -128,7 +129,7 @@ void draw(const std::string& file, const std::vector<std::vector<block>>& arrays
 
 int main(int argc, char** argv) {
   std::vector<step> steps;
-  bool delivered = true;
+  std::atomic<bool> delivered = true;  // every rank's result, checked on its thread
   tc::loopback::run(p, [&](tc::loopback::Comm& c) {
     tc::loopback::Comm bits_reversed = c.split(0, reversed(c.rank()));
     std::vector<block> in(p), out(p);

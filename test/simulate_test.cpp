@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -13,7 +12,6 @@
 
 #include <topocoll/model/counting.hpp>
 #include <topocoll/model/simulate.hpp>
-#include <topocoll/model/simulate_v.hpp>
 #include <topocoll/topocoll.hpp>
 
 // The seeds' closed-form costs (Grama et al. ch. 4, the lecture notes on
@@ -240,85 +238,6 @@ BOOST_AUTO_TEST_CASE(store_and_forward_routing_pays_every_hop) {
                                                             cost, forced(tc::algorithm::pairwise));
       BOOST_TEST(pw.time == p / 2 * log2i(p) * msg);
       BOOST_TEST(pw.max_congestion == 1);
-    }
-}
-
-// Many-to-many (the Georgia Tech lecture's "bounded traffic"), simulated from
-// count matrices (model::simulate_v), single-ported, every choice priced by
-// the simulation's own costs. Patterns: uniform; skewed (rank i sends M to
-// rank 2i + 1 mod p, 1 to every other); every rank M to rank 0; random in
-// [0, M]. S and R: the most one rank sends and receives.
-//  * two_stage stays within 4 (t_s p + t_w (R + S + p^2)) on complete(p): the
-//    lecture's bound, with the constant of its four exchanges of p - 1 steps
-//    (the two stages and their two metadata exchanges);
-//  * a step of the direct exchange lasts as long as its largest block: on the
-//    skewed pattern every step in which some rank's partner is the one it
-//    sends M to costs t_w M, and there are more such steps the more ranks
-//    (4 of the 7 at p = 8, 10 of the 31 at p = 32), while two_stage's time
-//    follows S + R = 2(M + p - 2). At M = 10000 two_stage wins, on complete(p)
-//    and on ring(p), where the direct exchange's messages also congest;
-//  * automatic (the form that exchanges the counts first) takes the faster:
-//    within 5 % of two_stage on the skewed pattern and of the direct exchange
-//    on the uniform one, at M = 10000.
-namespace {
-struct traffic_pattern {
-  std::vector<std::size_t> counts;
-  double S = 0, R = 0;
-};
-std::vector<traffic_pattern> patterns(int p, std::size_t M) {
-  const auto P = static_cast<std::size_t>(p);
-  std::vector<traffic_pattern> v(4, {std::vector<std::size_t>(P * P, 0)});
-  std::mt19937 random(7);
-  for (std::size_t i = 0; i < P; ++i)
-    for (std::size_t j = 0; j < P; ++j) {
-      v[0].counts[i * P + j] = M / P + 1;
-      v[1].counts[i * P + j] = j == (2 * i + 1) % P ? M : 1;
-      v[2].counts[i * P + j] = j == 0 ? M : 0;
-      v[3].counts[i * P + j] = random() % (M + 1);
-    }
-  for (traffic_pattern& t : v)
-    for (std::size_t i = 0; i < P; ++i) {
-      double sent = 0, received = 0;
-      for (std::size_t j = 0; j < P; ++j) {
-        sent += static_cast<double>(t.counts[i * P + j]);
-        received += static_cast<double>(t.counts[j * P + i]);
-      }
-      t.S = std::max(t.S, sent);
-      t.R = std::max(t.R, received);
-    }
-  return v;
-}
-}  // namespace
-
-BOOST_AUTO_TEST_CASE(many_to_many_two_stage_within_the_lecture_bound) {
-  const tc::cost_model priced{.ts_us = ts, .tw_us_per_byte = tw / 8};  // 8-byte elements
-  const tc::options two{.algo = tc::algorithm::two_stage, .cost = priced};
-  const tc::options direct{.algo = tc::algorithm::pairwise, .cost = priced};
-  for (int p : {3, 8, 16, 32})
-    for (std::size_t M : {0, 1, 100, 10000}) {
-      const std::vector<traffic_pattern> v = patterns(p, M);
-      const sim::network net = single(sim::network::complete(p));
-      for (const traffic_pattern& t : v) {
-        const double bound = ts * p + tw * (t.R + t.S + p * p);
-        BOOST_TEST(sim::simulate_v<tc::Hypercube<>>(t.counts, p, net, cost, two).time <= 4 * bound);
-      }
-      if (M < 10000 || p < 8) continue;
-      const std::vector<std::size_t>& skewed = v[1].counts;
-      const double d = sim::simulate_v<tc::Hypercube<>>(skewed, p, net, cost, direct).time;
-      BOOST_TEST(d >= (p - 1) * ts + 4 * tw * M);
-      BOOST_TEST(sim::simulate_v<tc::Hypercube<>>(skewed, p, net, cost, two).time < d);
-      const sim::network ring = single(sim::network::ring(p));
-      const sim::result on_ring = sim::simulate_v<tc::Hypercube<>>(skewed, p, ring, cost, direct);
-      BOOST_TEST(on_ring.max_congestion > 1);
-      BOOST_TEST(sim::simulate_v<tc::Hypercube<>>(skewed, p, ring, cost, two).time < on_ring.time);
-      const auto exchanged = [&](const std::vector<std::size_t>& counts, const tc::options& o) {
-        return sim::simulate_v<tc::Hypercube<>>(counts, p, net, cost, o, sim::v_counts::exchanged)
-            .time;
-      };
-      const tc::options automatic{.cost = priced};
-      BOOST_TEST(exchanged(skewed, automatic) <= 1.05 * exchanged(skewed, two));
-      BOOST_TEST(exchanged(v[0].counts, automatic) <= 1.05 * exchanged(v[0].counts, direct));
-      BOOST_TEST(exchanged(v[0].counts, direct) < exchanged(v[0].counts, two));
     }
 }
 
