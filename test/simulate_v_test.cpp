@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <random>
 #include <vector>
 
 #include <topocoll/model/simulate_v.hpp>
@@ -25,9 +24,8 @@ sim::network single(sim::network n) {
 
 // Many-to-many (the Georgia Tech lecture's "bounded traffic"), simulated from
 // count matrices (model::simulate_v), single-ported, every choice priced by
-// the simulation's own costs. Patterns: uniform; skewed (rank i sends M to
-// rank 2i + 1 mod p, 1 to every other); every rank M to rank 0; random in
-// [0, M]. S and R: the most one rank sends and receives.
+// the simulation's own costs, on the patterns of model::traffic_counts. S and
+// R: the most one rank sends and receives.
 //  * two_stage stays within 4 (t_s p + t_w (R + S + p^2)) on complete(p): the
 //    lecture's bound, with the constant of its four exchanges of p - 1 steps
 //    (the two stages and their two metadata exchanges);
@@ -45,28 +43,20 @@ struct traffic_pattern {
   std::vector<std::size_t> counts;
   double S = 0, R = 0;
 };
-std::vector<traffic_pattern> patterns(int p, std::size_t M) {
+traffic_pattern pattern(sim::traffic kind, int p, std::size_t M) {
   const auto P = static_cast<std::size_t>(p);
-  std::vector<traffic_pattern> v(4, {std::vector<std::size_t>(P * P, 0)});
-  std::mt19937 random(7);
-  for (std::size_t i = 0; i < P; ++i)
+  traffic_pattern t{sim::traffic_counts(kind, p, M)};
+  BOOST_TEST_REQUIRE(t.counts.size() == P * P);
+  for (std::size_t i = 0; i < P; ++i) {
+    double sent = 0, received = 0;
     for (std::size_t j = 0; j < P; ++j) {
-      v[0].counts[i * P + j] = M / P + 1;
-      v[1].counts[i * P + j] = j == (2 * i + 1) % P ? M : 1;
-      v[2].counts[i * P + j] = j == 0 ? M : 0;
-      v[3].counts[i * P + j] = random() % (M + 1);
+      sent += static_cast<double>(t.counts[i * P + j]);
+      received += static_cast<double>(t.counts[j * P + i]);
     }
-  for (traffic_pattern& t : v)
-    for (std::size_t i = 0; i < P; ++i) {
-      double sent = 0, received = 0;
-      for (std::size_t j = 0; j < P; ++j) {
-        sent += static_cast<double>(t.counts[i * P + j]);
-        received += static_cast<double>(t.counts[j * P + i]);
-      }
-      t.S = std::max(t.S, sent);
-      t.R = std::max(t.R, received);
-    }
-  return v;
+    t.S = std::max(t.S, sent);
+    t.R = std::max(t.R, received);
+  }
+  return t;
 }
 }  // namespace
 
@@ -76,14 +66,16 @@ BOOST_AUTO_TEST_CASE(many_to_many_two_stage_within_the_lecture_bound) {
   const tc::options direct{.algo = tc::algorithm::pairwise, .cost = priced};
   for (int p : {3, 8, 16, 32})
     for (std::size_t M : {0, 1, 100, 10000}) {
-      const std::vector<traffic_pattern> v = patterns(p, M);
       const sim::network net = single(sim::network::complete(p));
-      for (const traffic_pattern& t : v) {
+      for (sim::traffic kind : {sim::traffic::uniform, sim::traffic::skewed, sim::traffic::to_root,
+                                sim::traffic::random}) {
+        const traffic_pattern t = pattern(kind, p, M);
         const double bound = ts * p + tw * (t.R + t.S + p * p);
         BOOST_TEST(sim::simulate_v<tc::Hypercube<>>(t.counts, p, net, cost, two).time <= 4 * bound);
       }
       if (M < 10000 || p < 8) continue;
-      const std::vector<std::size_t>& skewed = v[1].counts;
+      const std::vector<std::size_t> skewed = pattern(sim::traffic::skewed, p, M).counts;
+      const std::vector<std::size_t> uniform = pattern(sim::traffic::uniform, p, M).counts;
       const double d = sim::simulate_v<tc::Hypercube<>>(skewed, p, net, cost, direct).time;
       BOOST_TEST(d >= (p - 1) * ts + 4 * tw * M);
       BOOST_TEST(sim::simulate_v<tc::Hypercube<>>(skewed, p, net, cost, two).time < d);
@@ -97,7 +89,24 @@ BOOST_AUTO_TEST_CASE(many_to_many_two_stage_within_the_lecture_bound) {
       };
       const tc::options automatic{.cost = priced};
       BOOST_TEST(exchanged(skewed, automatic) <= 1.05 * exchanged(skewed, two));
-      BOOST_TEST(exchanged(v[0].counts, automatic) <= 1.05 * exchanged(v[0].counts, direct));
-      BOOST_TEST(exchanged(v[0].counts, direct) < exchanged(v[0].counts, two));
+      BOOST_TEST(exchanged(uniform, automatic) <= 1.05 * exchanged(uniform, direct));
+      BOOST_TEST(exchanged(uniform, direct) < exchanged(uniform, two));
     }
+}
+
+// Bad input throws std::invalid_argument, on this thread, and nothing hangs:
+// a matrix that is not p x p, an unknown pattern, and an algorithm that
+// all_to_all_v does not have (every rank's thread throws it).
+BOOST_AUTO_TEST_CASE(bad_input_throws) {
+  const sim::network net = single(sim::network::complete(4));
+  const std::vector<std::size_t> eight(8, 1);
+  BOOST_CHECK_THROW(sim::simulate_v<tc::Ring>(eight, 4, net, cost), std::invalid_argument);
+  BOOST_CHECK_THROW(sim::parse_traffic("zipf"), std::invalid_argument);
+  BOOST_CHECK_THROW(
+      sim::simulate_v<tc::Ring>(sim::traffic_counts(sim::traffic::uniform, 4, 3), 4, net, cost,
+                                {.algo = tc::algorithm::store_and_forward}),
+      std::invalid_argument);
+  BOOST_CHECK_THROW(sim::simulate_v<tc::Ring>(std::vector<std::size_t>(9, 1), 3,
+                                              single(sim::network::complete(2)), cost),
+                    std::invalid_argument);
 }

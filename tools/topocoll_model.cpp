@@ -14,11 +14,13 @@
 #include <iostream>
 #include <limits>
 #include <new>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <topocoll/model/simulate.hpp>
+#include <topocoll/model/simulate_v.hpp>
 #include <topocoll/model/timed_svg.hpp>
 
 namespace po = boost::program_options;
@@ -35,7 +37,15 @@ struct request {
   sim::ports ports;
   sim::receives receives;
   sim::routing routing;
+  std::optional<sim::traffic> traffic;  // all_to_all_v's pattern (k is then unused)
 };
+
+// The collective's name, with all_to_all_v's pattern.
+std::string collective_name(const request& q) {
+  if (!q.traffic) return std::string(sim::to_string(q.k));
+  const char* names[] = {"uniform", "skewed", "to_root", "random"};
+  return std::string("all_to_all_v (") + names[static_cast<int>(*q.traffic)] + ")";
+}
 
 topocoll::algorithm parse_algorithm(const std::string& s) {
   for (int i = 0; i < topocoll::algorithm_count; ++i)
@@ -122,6 +132,11 @@ sim::traced_result run(const request& q, topocoll::algorithm a, bool traced) {
   const sim::network net = make_network(q);
   const topocoll::options opt = options_for(q, a);
   return with_topology(q.topology, [&]<class Topo>() {
+    if (q.traffic) {
+      const std::vector<std::size_t> counts = sim::traffic_counts(*q.traffic, q.p, q.m);
+      if (traced) return sim::simulate_v_trace<Topo>(counts, q.p, net, q.cost, opt);
+      return sim::traced_result{sim::simulate_v<Topo>(counts, q.p, net, q.cost, opt), {}};
+    }
     if (traced) return sim::simulate_trace<Topo>(q.k, q.p, q.m, net, q.cost, opt);
     return sim::traced_result{sim::simulate<Topo>(q.k, q.p, q.m, net, q.cost, opt), {}};
   });
@@ -130,12 +145,12 @@ sim::traced_result run(const request& q, topocoll::algorithm a, bool traced) {
 void predict(const request& q, topocoll::algorithm a, const po::variables_map& vm) {
   const bool traced = vm.count("svg") || vm.count("steps");
   const sim::traced_result t = run(q, a, traced);
-  const std::string title = std::string(sim::to_string(q.k)) + " on " + q.topology + " (" +
+  const std::string title = collective_name(q) + " on " + q.topology + " (" +
                             std::string(topocoll::to_string(a)) + "), " + make_network(q).name() +
                             ", p = " + std::to_string(q.p) + ", m = " + std::to_string(q.m);
   std::cout << title << "\n  time " << t.summary.time << "\n  messages " << t.summary.messages
             << "\n  max congestion " << t.summary.max_congestion << "\n";
-  if (a == topocoll::algorithm::automatic && vm.count("takes")) {
+  if (a == topocoll::algorithm::automatic && vm.count("takes") && !q.traffic) {
     const auto takes = with_topology(q.topology, [&]<class Topo>() {
       return sim::automatic_takes<Topo>(q.k, q.p, q.m, options_for(q, a), q.ports);
     });
@@ -179,7 +194,7 @@ void sweep(request q, const std::vector<topocoll::algorithm>& algos, const po::v
         std::cerr << "skipped: " << e.what() << "\n";
         continue;
       }
-      out << sim::to_string(q.k) << ',' << q.topology << ',' << make_network(q).name() << ','
+      out << collective_name(q) << ',' << q.topology << ',' << make_network(q).name() << ','
           << topocoll::to_string(a) << ',' << q.p << ',' << q.m << ',' << r.time << ','
           << r.messages << ',' << r.max_congestion << '\n';
     }
@@ -199,7 +214,10 @@ po::options_description describe_options() {
   d.add_options()("help,h", "this text")(
       "collective,c", po::value<std::string>()->default_value("all_gather"),
       "broadcast, reduce, all_reduce, all_gather, reduce_scatter, scan, exclusive_scan, scatter, "
-      "gather, all_to_all")(
+      "gather, all_to_all, all_to_all_v (its counts: --traffic)")(
+      "traffic", po::value<std::string>()->default_value("uniform"),
+      "all_to_all_v's count matrix, blocks around --m: uniform, skewed (one block of m per "
+      "rank, to 2i + 1 mod p), to_root, random")(
       "topology,t", po::value<std::string>()->default_value("hypercube"),
       "the algorithm's topology: ring, mesh2, mesh3, hypercube, tree2, tree4, tree8")(
       "network,n", po::value<std::string>()->default_value("matching"),
@@ -265,8 +283,13 @@ request read_request(const po::variables_map& vm) {
   const auto p = in_range(vm, "p", 1LL, max_p);
   const auto m = in_range(vm, "m", 0LL, max_m / p);
   const double huge = std::numeric_limits<double>::max();
+  const std::string collective = vm["collective"].as<std::string>();
+  const bool v = collective == "all_to_all_v";
+  if (v && p > sim::max_threaded_ranks)
+    throw usage_error("--p " + std::to_string(p) + ": all_to_all_v runs a thread per rank, " +
+                      std::to_string(sim::max_threaded_ranks) + " at most");
   return {
-      sim::parse_collective(vm["collective"].as<std::string>()),
+      v ? sim::collective::all_to_all : sim::parse_collective(collective),
       vm["topology"].as<std::string>(),
       vm["network"].as<std::string>(),
       static_cast<int>(p),
@@ -275,7 +298,8 @@ request read_request(const po::variables_map& vm) {
        in_range(vm, "tr", 0.0, huge)},
       ports == "single" ? sim::ports::single : sim::ports::multi,
       receives == "single" ? sim::receives::one_at_a_time : sim::receives::at_once,
-      routing == "store_and_forward" ? sim::routing::store_and_forward : sim::routing::cut_through};
+      routing == "store_and_forward" ? sim::routing::store_and_forward : sim::routing::cut_through,
+      v ? std::optional(sim::parse_traffic(vm["traffic"].as<std::string>())) : std::nullopt};
 }
 
 }  // namespace

@@ -22,6 +22,9 @@
 // sender to receiver for real; the elements' messages are recorded only.
 // The threads' schedules then go through the same timing as simulate's.
 //
+// simulate_v_trace adds every message's timing, and traffic_counts makes the
+// lecture's patterns (uniform, skewed, to_root, random) as count matrices.
+//
 // Bad input throws std::invalid_argument, as simulate does, and also for a
 // matrix that is not p x p or p above max_threaded_ranks.
 
@@ -30,6 +33,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <exception>
@@ -39,6 +43,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -239,22 +244,20 @@ schedule_log record_ranks_at_once(int p, ports port, local_copies copies, Run&& 
 
 }  // namespace detail
 
-// The predicted time, message count and worst congestion of all_to_all_v on
-// Topo, rank i sending counts[i * p + j] elements to rank j, on the network
-// net.
-template <Topology Topo>
-result simulate_v(std::span<const std::size_t> counts, int p, const network& net,
-                  const cost_params& cost, const options& opt = {},
-                  v_counts form = v_counts::given) {
-  detail::check_size(p, 0);
+namespace detail {
+
+// The checks simulate_v makes; the most one rank sends or receives.
+inline std::size_t check_v_inputs(std::span<const std::size_t> counts, int p, const network& net,
+                                  const cost_params& cost) {
+  check_size(p, 0);
   if (p > max_threaded_ranks)
-    detail::bad_input("simulate_v runs a thread per rank: p = " + std::to_string(p) + " exceeds " +
-                      std::to_string(max_threaded_ranks));
+    bad_input("simulate_v runs a thread per rank: p = " + std::to_string(p) + " exceeds " +
+              std::to_string(max_threaded_ranks));
   const auto P = static_cast<std::size_t>(p);
   if (counts.size() != P * P)
-    detail::bad_input("simulate_v needs a p x p count matrix: " + std::to_string(counts.size()) +
-                      " counts for p = " + std::to_string(p));
-  std::size_t largest = 0;  // the most one rank sends or receives
+    bad_input("simulate_v needs a p x p count matrix: " + std::to_string(counts.size()) +
+              " counts for p = " + std::to_string(p));
+  std::size_t largest = 0;
   for (std::size_t i = 0; i < P; ++i) {
     std::size_t row = 0, column = 0;
     for (std::size_t j = 0; j < P; ++j) {
@@ -263,9 +266,18 @@ result simulate_v(std::span<const std::size_t> counts, int p, const network& net
     }
     largest = std::max({largest, row, column});
   }
-  detail::check_inputs(p, largest, net, cost);
-  const detail::schedule_log log = detail::record_ranks_at_once(
-      p, net.port_model(), detail::copies_for(cost), [&](auto& c, detail::address_arena& a) {
+  check_inputs(p, largest, net, cost);
+  return largest;
+}
+
+// Every rank's calls of all_to_all_v over the count matrix.
+template <Topology Topo>
+schedule_log record_v(std::span<const std::size_t> counts, int p, const network& net,
+                      const cost_params& cost, const options& opt, v_counts form) {
+  check_v_inputs(counts, p, net, cost);
+  const auto P = static_cast<std::size_t>(p);
+  return record_ranks_at_once(
+      p, net.port_model(), copies_for(cost), [&](auto& c, address_arena& a) {
         const auto r = static_cast<std::size_t>(c.rank());
         const std::span<const std::size_t> sends = counts.subspan(r * P, P);
         std::vector<std::size_t> receives(P);
@@ -283,7 +295,80 @@ result simulate_v(std::span<const std::size_t> counts, int p, const network& net
         topocoll::all_to_all_v<Topo>(c, in, sends, out, std::span<const std::size_t>(receives),
                                      opt);
       });
+}
+
+}  // namespace detail
+
+// The predicted time, message count and worst congestion of all_to_all_v on
+// Topo, rank i sending counts[i * p + j] elements to rank j, on the network
+// net.
+template <Topology Topo>
+result simulate_v(std::span<const std::size_t> counts, int p, const network& net,
+                  const cost_params& cost, const options& opt = {},
+                  v_counts form = v_counts::given) {
+  const detail::schedule_log log = detail::record_v<Topo>(counts, p, net, cost, opt, form);
   return detail::finite_time(detail::timeline(log, net, cost, nullptr).run(), cost);
+}
+
+// ... with every message's timing as well (for drawing).
+template <Topology Topo>
+traced_result simulate_v_trace(std::span<const std::size_t> counts, int p, const network& net,
+                               const cost_params& cost, const options& opt = {},
+                               v_counts form = v_counts::given) {
+  const detail::schedule_log log = detail::record_v<Topo>(counts, p, net, cost, opt, form);
+  traced_result t;
+  t.summary = detail::finite_time(detail::timeline(log, net, cost, &t.messages).run(), cost);
+  return t;
+}
+
+// The lecture's traffic patterns, as count matrices for simulate_v (m: the
+// size they are built around):
+//   uniform   every block m elements (all_to_all's traffic)
+//   skewed    rank i sends m to rank (2i + 1) mod p and 1 to every other rank:
+//             a few large blocks, S and R about m, which stall the direct
+//             exchange in every step that carries one
+//   to_root   every rank m to rank 0 and nothing to the others: R = p m
+//   random    every block uniform in [0, m], the same on every call
+enum class traffic { uniform, skewed, to_root, random };
+
+inline std::vector<std::size_t> traffic_counts(traffic kind, int p, std::size_t m) {
+  const auto P = static_cast<std::size_t>(p);
+  std::vector<std::size_t> counts(P * P);
+  std::uint64_t state = 0x9e3779b97f4a7c15;  // splitmix64: the same matrix everywhere
+  const auto next = [&] {
+    std::uint64_t z = state += 0x9e3779b97f4a7c15;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111eb;
+    return z ^ (z >> 31);
+  };
+  for (std::size_t i = 0; i < P; ++i)
+    for (std::size_t j = 0; j < P; ++j) {
+      std::size_t& n = counts[i * P + j];
+      switch (kind) {
+        case traffic::uniform:
+          n = m;
+          break;
+        case traffic::skewed:
+          n = j == (2 * i + 1) % P ? m : 1;
+          break;
+        case traffic::to_root:
+          n = j == 0 ? m : 0;
+          break;
+        case traffic::random:
+          n = static_cast<std::size_t>(next() % (m + 1));
+          break;
+      }
+    }
+  return counts;
+}
+
+inline traffic parse_traffic(std::string_view name) {
+  if (name == "uniform") return traffic::uniform;
+  if (name == "skewed") return traffic::skewed;
+  if (name == "to_root") return traffic::to_root;
+  if (name == "random") return traffic::random;
+  throw std::invalid_argument("topocoll::model: unknown traffic pattern \"" + std::string(name) +
+                              "\" (uniform, skewed, to_root, random)");
 }
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model
