@@ -18,6 +18,8 @@
 
 #ifndef TOPOCOLL_TEST_MPI
 #include <topocoll/model/simulate.hpp>
+
+#include "support/seed_costs.hpp"
 #endif
 
 namespace {
@@ -148,11 +150,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(bad_roots_throw_on_every_rank, Cfg, tc_test::Confi
 BOOST_AUTO_TEST_SUITE_END()
 
 #ifndef TOPOCOLL_TEST_MPI
-namespace {
 namespace sim = topocoll::model;
-constexpr double ts = 100, tw = 3;
-const sim::cost_params cost{.t_s = ts, .t_w = tw};
-}  // namespace
+using namespace seed_costs;
 
 // Section 4.2.4: n <= p broadcasts from different roots pipelined round a
 // ring of p single-ported nodes take (t_s + t_w m)(p - 1), for every n, as

@@ -14,6 +14,8 @@
 #include <topocoll/model/simulate.hpp>
 #include <topocoll/topocoll.hpp>
 
+#include "support/seed_costs.hpp"
+
 // The seeds' closed-form costs (Grama et al. ch. 4, the lecture notes on
 // communication primitives, ICS 632) evaluated on the library's own kernels,
 // on the matching network, and their congestion cases. The seeds' node is
@@ -23,16 +25,12 @@ namespace tc = topocoll;
 namespace sim = topocoll::model;
 
 namespace {
-constexpr double ts = 100, tw = 3;
-const sim::cost_params cost{.t_s = ts, .t_w = tw};
+using namespace seed_costs;
 
 int log2i(int p) {
   int d = 0;
   while ((1 << d) < p) ++d;
   return d;
-}
-sim::network single(sim::network n) {
-  return n.with(sim::ports::single);
 }
 sim::network cube(int p) {
   return single(sim::network::hypercube(log2i(p)));

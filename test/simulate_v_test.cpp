@@ -8,19 +8,15 @@
 #include <topocoll/model/simulate_v.hpp>
 #include <topocoll/topocoll.hpp>
 
+#include "support/seed_costs.hpp"
+
 // model::simulate_v: all_to_all_v from a count matrix, its ranks on threads
 // (so ThreadSanitizer runs this suite), against the lecture's bound.
 
 namespace tc = topocoll;
 namespace sim = topocoll::model;
 
-namespace {
-constexpr double ts = 100, tw = 3;
-const sim::cost_params cost{.t_s = ts, .t_w = tw};
-sim::network single(sim::network n) {
-  return n.with(sim::ports::single);
-}
-}  // namespace
+using namespace seed_costs;
 
 // Many-to-many (the Georgia Tech lecture's "bounded traffic"), simulated from
 // count matrices (model::simulate_v), single-ported, every choice priced by
