@@ -354,6 +354,35 @@ BOOST_AUTO_TEST_CASE(ring_pipeline_at_the_kernels_r) {
     }
 }
 
+// ICS 632's optimal pipeline. With no floor on the segment size
+// (cost_model::segment_floor = 0, the seeds' model; the default keeps
+// segments of 50 start-ups' worth of bytes and model::calibrate measures the
+// floor), the kernel takes of the integers either side of
+// r_opt = sqrt(m (p - 2) b / L) the one where (p - 2 + r)(L + m b / r) is
+// smaller, and the broadcast takes the seed's optimal time
+// (sqrt((p - 2) L) + sqrt(m b))^2, up to m / r rounded up: at least the
+// optimum, at most (p - 2 + r)(L + b ceil(m / r)).
+BOOST_AUTO_TEST_CASE(ring_pipeline_takes_r_opt_without_a_floor) {
+  tc::options opt = forced(tc::algorithm::pipelined);
+  opt.cost = {.ts_us = ts, .tw_us_per_byte = tw / 8, .segment_floor = 0};  // 8-byte elements
+  for (int p : {3, 4, 8, 17})
+    for (std::size_t m : {100, 30000, 100000}) {
+      const double r_opt = std::sqrt(m * (p - 2) * tw / ts);
+      const auto formula = [&](double r) { return (p - 2 + r) * (ts + tw * m / r); };
+      const auto r =
+          static_cast<double>(tc::detail::one_to_all::ring_segments<sim::phantom>(m, p, opt.cost));
+      const double other = r > r_opt ? r - 1 : r + 1;
+      BOOST_TEST((r == std::floor(r_opt) || r == std::ceil(r_opt)), "p " << p << " m " << m);
+      BOOST_TEST((other < 1 || formula(r) <= formula(other)), "p " << p << " m " << m);
+      const double optimum = std::pow(std::sqrt((p - 2) * ts) + std::sqrt(m * tw), 2);
+      const double rounded_up = (p - 2 + r) * (ts + tw * std::ceil(m / r));
+      const double t =
+          time_of<tc::Ring>(sim::collective::broadcast, p, m, single(sim::network::ring(p)), opt);
+      BOOST_TEST(t >= optimum * (1 - 1e-12), "p " << p << " m " << m);
+      BOOST_TEST(t <= rounded_up, "p " << p << " m " << m);
+    }
+}
+
 // "Improving the speed": all-reduce as reduce-scatter + all-gather, and
 // broadcast (reduce) as scatter + all-gather (reduce-scatter + gather), on a
 // hypercube: 2 t_s log p + 2 t_w m (p - 1) / p, m a multiple of p.

@@ -72,7 +72,8 @@ inline std::size_t unsplit_bytes(double floor, const cost_model& cost) {
 
 // The ICS 632 optimum for r segments of m elements over a chain of p ranks
 // (the Ring, or one dimension of a Mesh of side p): (p - 2 + r)(t_s + t_w m / r)
-// is least at r = sqrt(m (p - 2) t_w / t_s), capped so that no segment is
+// is least at r_opt = sqrt(m (p - 2) t_w / t_s), and of the integers either
+// side of r_opt the one where it is smaller; capped so that no segment is
 // shorter than min_segment_bytes. Every rank of a chain forwards at once, so
 // t_s and t_w are the model's busy ones. A type that is not trivially
 // copyable has no known byte size: one segment per element at most,
@@ -82,9 +83,13 @@ std::size_t ring_segments(std::size_t m, int p, const cost_model& model) {
   if (m == 0 || p <= 2) return 1;
   const cost_model cost = model.all_busy();
   const double bytes = static_cast<double>(m) * static_cast<double>(sizeof(T));
-  const double r = std::sqrt(bytes * (p - 2) * cost.tw_us_per_byte / std::max(cost.ts_us, 1e-12));
+  const double ts = std::max(cost.ts_us, 1e-12);
+  const double r_opt = std::sqrt(bytes * (p - 2) * cost.tw_us_per_byte / ts);
+  const auto time = [&](double r) { return (p - 2 + r) * (ts + cost.tw_us_per_byte * bytes / r); };
+  const double below = std::max(1.0, std::min(std::floor(r_opt), 1e15));
+  const double r = time(below + 1) < time(below) ? below + 1 : below;
   const std::size_t cap = std::max<std::size_t>(1, m * sizeof(T) / min_segment_bytes(cost));
-  return std::clamp<std::size_t>(static_cast<std::size_t>(std::llround(r)), 1, std::min(m, cap));
+  return std::clamp<std::size_t>(static_cast<std::size_t>(r), 1, std::min(m, cap));
 }
 
 // The modelled time of the pipelined broadcast / reduction along a chain of p
