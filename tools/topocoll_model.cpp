@@ -38,6 +38,7 @@ struct request {
   sim::receives receives;
   sim::routing routing;
   std::optional<sim::traffic> traffic;  // all_to_all_v's pattern (k is then unused)
+  double segment_floor;                 // the pipelines' shortest segment, in start-ups
 };
 
 // The collective's name, with all_to_all_v's pattern.
@@ -125,6 +126,7 @@ topocoll::options options_for(const request& q, topocoll::algorithm a) {
   topocoll::options opt{.algo = a};
   opt.cost.ts_us = q.cost.t_s;
   opt.cost.tw_us_per_byte = q.cost.t_w / sizeof(double);
+  opt.cost.segment_floor = q.segment_floor;
   return opt;
 }
 
@@ -232,6 +234,9 @@ po::options_description describe_options() {
       "th", po::value<double>()->default_value(0.0), "t_h, per hop")(
       "tr", po::value<double>()->default_value(0.0),
       "t_r, per element a rank copies locally (Grama's rearrangement)")(
+      "segment-floor", po::value<double>()->default_value(topocoll::cost_model{}.segment_floor),
+      "the shortest pipeline segment, in start-ups' worth of bytes (0: the seeds' model, ICS "
+      "632's r_opt)")(
       "ports", po::value<std::string>()->default_value("multi"),
       "multi (posted sends travel at once) or single (one call at a time, the seeds' model)")(
       "receives", po::value<std::string>()->default_value("multi"),
@@ -299,7 +304,8 @@ request read_request(const po::variables_map& vm) {
       ports == "single" ? sim::ports::single : sim::ports::multi,
       receives == "single" ? sim::receives::one_at_a_time : sim::receives::at_once,
       routing == "store_and_forward" ? sim::routing::store_and_forward : sim::routing::cut_through,
-      v ? std::optional(sim::parse_traffic(vm["traffic"].as<std::string>())) : std::nullopt};
+      v ? std::optional(sim::parse_traffic(vm["traffic"].as<std::string>())) : std::nullopt,
+      in_range(vm, "segment-floor", 0.0, 1e6)};
 }
 
 }  // namespace

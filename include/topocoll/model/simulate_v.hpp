@@ -2,10 +2,8 @@
 // model::simulate_v: many-to-many personalized communication (all_to_all_v)
 // from a count matrix, predicted as model::simulate predicts the others.
 //
-//   std::vector<std::size_t> counts(p * p);  // counts[i * p + j]: elements rank i sends rank j
-//   sim::result r = sim::simulate_v<topocoll::Ring>(counts, p, sim::network::ring(p), cost,
-//                                                   topocoll::options{.algo =
-//                                                   algorithm::two_stage});
+//   std::vector<std::size_t> counts(p * p);  // counts[i * p + j]: from rank i to rank j
+//   sim::result r = sim::simulate_v<topocoll::Ring>(counts, p, net, cost, opt);
 //
 // Rank i calls all_to_all_v with row i of the matrix as its send counts, in
 // one of its two forms:
@@ -15,12 +13,12 @@
 //                        the result; its automatic, on a blocking transport
 //                        (ports::single), takes two_stage where options::cost
 //                        prices it lower.
-// Unlike the other collectives' schedules, this one
-// depends on what the ranks tell each other: two_stage sends every piece's
-// counts before the pieces. So the ranks run at once, one thread each, and a
-// message of any type but the inert element (model::phantom) travels from
-// sender to receiver for real; the elements' messages are recorded only.
-// The threads' schedules then go through the same timing as simulate's.
+// Unlike the other collectives' schedules, this one depends on what the
+// ranks tell each other: two_stage sends every piece's counts before the
+// pieces. So the ranks run at once, one thread each, and a message of any
+// type but the inert element (model::phantom) travels from sender to receiver
+// for real; the elements' messages are recorded only. The threads' schedules
+// then go through the same timing as simulate's.
 //
 // simulate_v_trace adds every message's timing, and traffic_counts makes the
 // lecture's patterns (uniform, skewed, to_root, random) as count matrices.
