@@ -44,8 +44,7 @@ struct request {
 // The collective's name, with all_to_all_v's pattern.
 std::string collective_name(const request& q) {
   if (!q.traffic) return std::string(sim::to_string(q.k));
-  const char* names[] = {"uniform", "skewed", "to_root", "random"};
-  return std::string("all_to_all_v (") + names[static_cast<int>(*q.traffic)] + ")";
+  return "all_to_all_v (" + std::string(sim::to_string(*q.traffic)) + ")";
 }
 
 topocoll::algorithm parse_algorithm(const std::string& s) {

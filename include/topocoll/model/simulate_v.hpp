@@ -38,6 +38,7 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <random>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -244,9 +245,10 @@ schedule_log record_ranks_at_once(int p, ports port, local_copies copies, Run&& 
 
 namespace detail {
 
-// The checks simulate_v makes; the most one rank sends or receives.
-inline std::size_t check_v_inputs(std::span<const std::size_t> counts, int p, const network& net,
-                                  const cost_params& cost) {
+// The checks simulate_v makes (p * the most one rank sends or receives, as
+// check_size counts it).
+inline void check_v_inputs(std::span<const std::size_t> counts, int p, const network& net,
+                           const cost_params& cost) {
   check_size(p, 0);
   if (p > max_threaded_ranks)
     bad_input("simulate_v runs a thread per rank: p = " + std::to_string(p) + " exceeds " +
@@ -265,7 +267,6 @@ inline std::size_t check_v_inputs(std::span<const std::size_t> counts, int p, co
     largest = std::max({largest, row, column});
   }
   check_inputs(p, largest, net, cost);
-  return largest;
 }
 
 // Every rank's calls of all_to_all_v over the count matrix.
@@ -328,17 +329,23 @@ traced_result simulate_v_trace(std::span<const std::size_t> counts, int p, const
 //   to_root   every rank m to rank 0 and nothing to the others: R = p m
 //   random    every block uniform in [0, m], the same on every call
 enum class traffic { uniform, skewed, to_root, random };
+inline constexpr std::string_view traffic_names[] = {"uniform", "skewed", "to_root", "random"};
+
+constexpr std::string_view to_string(traffic kind) {
+  return traffic_names[static_cast<int>(kind)];
+}
+
+inline traffic parse_traffic(std::string_view name) {
+  for (int k = 0; k < 4; ++k)
+    if (traffic_names[k] == name) return static_cast<traffic>(k);
+  throw std::invalid_argument("topocoll::model: unknown traffic pattern \"" + std::string(name) +
+                              "\" (uniform, skewed, to_root, random)");
+}
 
 inline std::vector<std::size_t> traffic_counts(traffic kind, int p, std::size_t m) {
   const auto P = static_cast<std::size_t>(p);
   std::vector<std::size_t> counts(P * P);
-  std::uint64_t state = 0x9e3779b97f4a7c15;  // splitmix64: the same matrix everywhere
-  const auto next = [&] {
-    std::uint64_t z = state += 0x9e3779b97f4a7c15;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111eb;
-    return z ^ (z >> 31);
-  };
+  std::mt19937_64 random_counts(7);  // the same matrix on every call and every platform
   for (std::size_t i = 0; i < P; ++i)
     for (std::size_t j = 0; j < P; ++j) {
       std::size_t& n = counts[i * P + j];
@@ -353,20 +360,11 @@ inline std::vector<std::size_t> traffic_counts(traffic kind, int p, std::size_t 
           n = j == 0 ? m : 0;
           break;
         case traffic::random:
-          n = static_cast<std::size_t>(next() % (m + 1));
+          n = static_cast<std::size_t>(random_counts() % (m + 1));
           break;
       }
     }
   return counts;
-}
-
-inline traffic parse_traffic(std::string_view name) {
-  if (name == "uniform") return traffic::uniform;
-  if (name == "skewed") return traffic::skewed;
-  if (name == "to_root") return traffic::to_root;
-  if (name == "random") return traffic::random;
-  throw std::invalid_argument("topocoll::model: unknown traffic pattern \"" + std::string(name) +
-                              "\" (uniform, skewed, to_root, random)");
 }
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model
