@@ -3,6 +3,7 @@
 #include <boost/algorithm/string/split.hpp>
 #include <boost/algorithm/string/trim.hpp>
 
+#include <topocoll/core/algorithm_table.hpp>
 #include <topocoll/model/simulate.hpp>
 
 #include <array>
@@ -22,33 +23,14 @@ std::array<choice, function_count> choices{};
 constexpr std::string_view topology_names[] = {"Hypercube", "Ring", "Mesh<2>", "Tree<2>",
                                                "Tree<4>"};
 
-// The algorithms each function accepts (collectives/*.hpp); pipelined and
-// bidirectional need a topology of linear dimensions (Ring, Mesh<2>), named
-// explicitly.
-std::vector<algorithm> algorithms_of(function f) {
-  using a = algorithm;
-  switch (f) {
-    case function::bcast:
-      return {a::tree, a::pipelined, a::scatter_all_gather, a::naive};
-    case function::reduce:
-      return {a::tree, a::pipelined, a::reduce_scatter_gather, a::naive};
-    case function::allreduce:
-      return {a::recursive_doubling, a::reduce_scatter_all_gather, a::reduce_broadcast, a::tree};
-    case function::scan:
-    case function::exscan:
-      return {a::recursive_doubling};
-    case function::scatter:
-    case function::gather:
-      return {a::tree, a::pipelined};
-    case function::alltoall:
-      return {a::store_and_forward, a::pairwise, a::bidirectional, a::naive};
-    case function::alltoallv:
-      return {a::pairwise, a::two_stage};
-    case function::allgather:
-      return {a::fold, a::tree, a::naive};
-    default:
-      return {a::fold, a::tree};  // reduce_scatter(_block)
-  }
+// The algorithm table's row (core/algorithm_table.hpp) of the collective that
+// serves f: the algorithms f accepts, and what each needs of the topology.
+const algorithm_row& table_row(function f) {
+  constexpr std::string_view collective_of[] = {
+      "broadcast", "reduce",         "all_reduce", "all_gather", "reduce_scatter", "reduce_scatter",
+      "scan",      "exclusive_scan", "scatter",    "gather",     "all_to_all",     "all_to_all_v"};
+  static_assert(std::size(collective_of) == function_count, "one collective per function");
+  return algorithms_of(collective_of[static_cast<std::size_t>(f)]);
 }
 
 template <class Names, class Show>
@@ -77,15 +59,12 @@ topology parse_topology(std::string_view entry, std::string_view name) {
                  "'; valid: " + listing(topology_names, [](std::string_view n) { return n; }));
 }
 
-bool needs_linear(algorithm a) {
-  return a == algorithm::pipelined || a == algorithm::bidirectional;
-}
-
 // "Hypercube, Ring, ..., automatic with automatic, tree, ...; Ring, Mesh<2> with pipelined"
 std::string combinations(function f) {
   auto show = [](algorithm a) { return to_string(a); };
   std::vector<algorithm> any{algorithm::automatic}, linear;
-  for (algorithm a : algorithms_of(f)) (needs_linear(a) ? linear : any).push_back(a);
+  for (const applicable& e : table_row(f).algorithms())
+    (e.need == topology_need::linear_dims ? linear : any).push_back(e.algo);
   std::string s = listing(topology_names, [](std::string_view n) { return n; }) +
                   ", automatic with " + listing(any, show);
   if (!linear.empty()) s += "; Ring, Mesh<2> with " + listing(linear, show);
@@ -93,14 +72,13 @@ std::string combinations(function f) {
 }
 
 algorithm parse_algorithm(std::string_view entry, function f, topology t, std::string_view name) {
-  const auto valid = algorithms_of(f);
   const std::string key(key_name(f));
-  for (algorithm a : valid) {
-    if (to_string(a) != name) continue;
-    if (needs_linear(a) && t != topology::ring && t != topology::mesh2)
+  for (const applicable& e : table_row(f).algorithms()) {
+    if (to_string(e.algo) != name) continue;
+    if (e.need == topology_need::linear_dims && t != topology::ring && t != topology::mesh2)
       bad(entry, std::string(name) + " needs a topology of linear dimensions (Ring or Mesh<2>); " +
                      "valid for " + key + ": " + combinations(f));
-    return a;
+    return e.algo;
   }
   if (name == "automatic") return algorithm::automatic;
   bad(entry, "unknown algorithm '" + std::string(name) + "' for " + key + "; valid for " + key +

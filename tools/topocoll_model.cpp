@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include <topocoll/core/algorithm_table.hpp>
 #include <topocoll/model/simulate.hpp>
 #include <topocoll/model/simulate_v.hpp>
 #include <topocoll/model/timed_svg.hpp>
@@ -210,9 +211,32 @@ void sweep(request q, const std::vector<topocoll::algorithm>& algos, const po::v
   }
 }
 
+// The algorithm table (core/algorithm_table.hpp) as doc/algorithms.md shows
+// it: per collective, its algorithms by what they need of the topology.
+void print_algorithm_table() {
+  using topocoll::topology_need;
+  constexpr topology_need columns[] = {topology_need::any, topology_need::linear_dims,
+                                       topology_need::complete_groups};
+  std::cout << "| collective | on every topology | on Ring and Mesh<K> only | on every topology; "
+               "on Tree<K> only where p = r·K^j, r ≤ K |\n| --- | --- | --- | --- |\n";
+  for (const topocoll::algorithm_row& row : topocoll::algorithm_table) {
+    const std::string_view name = row.collective, first = name.substr(0, name.find(' '));
+    std::cout << "| `" << first << "`" << name.substr(first.size()) << " |";
+    for (topology_need n : columns) {
+      std::string cell;
+      for (const topocoll::applicable& e : row.algorithms())
+        if (e.need == n)
+          cell += (cell.empty() ? " `" : ", `") + std::string(to_string(e.algo)) + "`";
+      std::cout << (cell.empty() ? " —" : cell) << " |";
+    }
+    std::cout << "\n";
+  }
+}
+
 po::options_description describe_options() {
   po::options_description d("topocoll-model: a collective's predicted time on a network");
   d.add_options()("help,h", "this text")(
+      "algorithms", "print which algorithm applies to which collective on which topology")(
       "collective,c", po::value<std::string>()->default_value("all_gather"),
       "broadcast, reduce, all_reduce, all_gather, reduce_scatter, scan, exclusive_scan, scatter, "
       "gather, all_to_all, all_to_all_v (its counts: --traffic)")(
@@ -314,6 +338,10 @@ int main(int argc, char** argv) try {
   const po::variables_map vm = parse(argc, argv, d);
   if (vm.count("help")) {
     std::cout << d << "\n";
+    return 0;
+  }
+  if (vm.count("algorithms")) {
+    print_algorithm_table();
     return 0;
   }
   const request q = read_request(vm);

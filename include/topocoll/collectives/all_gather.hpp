@@ -41,16 +41,13 @@ namespace detail {
 template <Topology Topo, Transport C, class In, class Out>
 [[gnu::always_inline]] inline void checked_all_gather(C& c, In&& input, Out&& output,
                                                       const options& opt, stage s) {
-  namespace kernel = all_to_all_broadcast;
   const auto [call, in, out] = open_call<Topo>("all_gather", c, input, output);
   const collective_scope scope(c, call.info(in, opt.algo), s);
   call.cost(opt.cost);
   const std::size_t m = in.size(), mine = static_cast<std::size_t>(call.rank()) * m;
   call.size("out (p * in.size())", out.size(), static_cast<std::size_t>(call.p()) * m);
-  call.algorithm(opt.algo, {algorithm::tree, algorithm::fold, algorithm::naive});
+  check_algorithm<Topo>(call, opt.algo);
   const layout l = Topo::shape(call.p());
-  check_complete_groups<Topo>(call, l, opt.algo, {algorithm::fold},
-                              "algorithm::automatic or algorithm::tree");
   call.in_place(in, out, mine);
   if (!scope.proceed()) return;
   if (m == 0) return;
@@ -59,8 +56,10 @@ template <Topology Topo, Transport C, class In, class Out>
     copy_to(in, out.subspan(mine, m));
     strings::all_gather<Topo>(c, l, in, out, opt.algo, tag::all_gather);
   } else {
-    const algorithm a = kernel::choose_all_gather<Topo>(l, m * sizeof(buffer_value_t<Out>), opt);
-    kernel::all_gather<Topo>(c, l, in, out, kernel::equal_blocks{m}, a, tag::all_gather);
+    const algorithm a =
+        all_to_all_broadcast::choose_all_gather<Topo>(l, m * sizeof(buffer_value_t<Out>), opt);
+    all_to_all_broadcast::all_gather<Topo>(c, l, in, out, all_to_all_broadcast::equal_blocks{m}, a,
+                                           tag::all_gather);
   }
 }
 

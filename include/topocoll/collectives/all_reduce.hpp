@@ -40,21 +40,16 @@ namespace detail {
 template <Topology Topo, Transport C, class In, class Out, class Op>
 [[gnu::always_inline]] inline void checked_all_reduce(C& c, In&& input, Out&& output, Op op,
                                                       const options& opt, stage s) {
-  namespace kernel = all_to_all_broadcast;
   const auto [call, in, out] = open_call<Topo>("all_reduce", c, input, output);
   const collective_scope scope(c, call.info(in, opt.algo), s);
   call.cost(opt.cost);
   call.size("out (in.size())", out.size(), in.size());
-  call.algorithm(opt.algo, {algorithm::recursive_doubling, algorithm::reduce_scatter_all_gather,
-                            algorithm::reduce_broadcast, algorithm::tree});
+  check_algorithm<Topo>(call, opt.algo);
   call.in_place(in, out, 0);
   const layout l = Topo::shape(call.p());
-  check_complete_groups<Topo>(
-      call, l, opt.algo, {algorithm::recursive_doubling, algorithm::reduce_scatter_all_gather},
-      "algorithm::automatic, algorithm::tree or algorithm::reduce_broadcast");
   if (!scope.proceed()) return;
   if (call.nothing_to_do(in, out)) return;
-  kernel::all_reduce<Topo>(c, l, in, out, op, opt);
+  all_to_all_broadcast::all_reduce<Topo>(c, l, in, out, op, opt);
 }
 
 }  // namespace detail

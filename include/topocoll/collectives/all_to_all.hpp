@@ -55,11 +55,7 @@ template <Topology Topo, Transport C, class In, class Out>
     call.reject("in holds ", in.size(), " elements, not a multiple of p = ", P,
                 " (p blocks of m elements)");
   call.size("out (in.size())", out.size(), in.size());
-  check_linear_dims<Topo>(
-      call, opt.algo, algorithm::bidirectional,
-      "algorithm::automatic, algorithm::store_and_forward or algorithm::pairwise");
-  call.algorithm(opt.algo, {algorithm::store_and_forward, algorithm::pairwise,
-                            algorithm::bidirectional, algorithm::naive});
+  check_algorithm<Topo>(call, opt.algo);
   call.in_place(in, out, 0);
   if (!scope.proceed()) return;
   personalized::all_to_all<Topo>(c, Topo::shape(call.p()), in, out, opt, tag::all_to_all);

@@ -66,14 +66,14 @@ inline std::size_t count_total(const call_args& call, std::string_view what,
 
 // The checks both overloads share: send_counts has p entries adding up to
 // in.size(), and the algorithm applies.
-template <class T>
+template <Topology Topo, class T>
 void check_v_args(const call_args& call, std::span<const T> in,
                   std::span<const std::size_t> send_counts, algorithm algo) {
   call.size("send_counts (one per rank)", send_counts.size(), static_cast<std::size_t>(call.p()));
   const std::size_t total = count_total(call, "send_counts", send_counts);
   if (total != in.size())
     call.reject("in holds ", in.size(), " elements, but send_counts add up to ", total);
-  call.algorithm(algo, {algorithm::pairwise, algorithm::two_stage});
+  check_algorithm<Topo>(call, algo);
 }
 }  // namespace detail
 
@@ -89,7 +89,7 @@ all_to_all_v(C& c, In&& input, Counts&& send_counts_in, const options& opt = {})
   const auto call = detail::open_call<Topo>("all_to_all_v", c);
   const detail::collective_scope scope(c, detail::counts_vary(call.info(in, opt.algo)));
   call.cost(opt.cost);
-  detail::check_v_args(call, in, send_counts, opt.algo);
+  detail::check_v_args<Topo>(call, in, send_counts, opt.algo);
   all_to_all_v_result<T> r;
   if (call.p() == 1) {
     r.counts.assign(1, in.size());
@@ -140,7 +140,7 @@ void all_to_all_v(C& c, In&& input, SendCounts&& send_counts_in, Out&& output,
   call.cost(opt.cost);
   const std::span<const std::size_t> send_counts = detail::in_span(send_counts_in);
   const std::span<const std::size_t> recv_counts = detail::in_span(recv_counts_in);
-  detail::check_v_args(call, in, send_counts, opt.algo);
+  detail::check_v_args<Topo>(call, in, send_counts, opt.algo);
   call.size("recv_counts (one per rank)", recv_counts.size(), static_cast<std::size_t>(call.p()));
   const std::size_t rtotal = detail::count_total(call, "recv_counts", recv_counts);
   if (rtotal != out.size())
@@ -151,9 +151,9 @@ void all_to_all_v(C& c, In&& input, SendCounts&& send_counts_in, Out&& output,
                                        send_counts[0],
                                        " elements to itself, recv_counts[0] = ", recv_counts[0]));
   if (call.p() == 1) return detail::copy_to(in, out);
-  namespace kernel = detail::personalized;
-  kernel::all_to_all_v<Topo>(c, Topo::shape(call.p()), kernel::counted<const T>{in, send_counts},
-                             kernel::counted<T>{out, recv_counts}, opt);
+  detail::personalized::all_to_all_v<Topo>(c, Topo::shape(call.p()),
+                                           detail::personalized::counted<const T>{in, send_counts},
+                                           detail::personalized::counted<T>{out, recv_counts}, opt);
 }
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

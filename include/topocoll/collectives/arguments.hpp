@@ -6,7 +6,7 @@
 //   const auto [call, in, out] = detail::open_call<Topo>("scan", c, input, output);
 //   const detail::collective_scope scope(c, call.info(in, opt.algo));
 //   call.size("out (in.size())", out.size(), in.size());
-//   call.algorithm(opt.algo, {algorithm::recursive_doubling});
+//   check_algorithm<Topo>(call, opt.algo);  // by core/algorithm_table.hpp
 //   call.in_place(in, out, 0);
 //   if (call.nothing_to_do(in, out)) return;
 //
@@ -19,8 +19,8 @@
 #include <cmath>
 #include <cstddef>
 #include <functional>
-#include <initializer_list>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "../core/agreement.hpp"
+#include "../core/algorithm_table.hpp"
 #include "../core/collective_info.hpp"
 #include "../core/concepts.hpp"
 #include "../core/elementwise.hpp"
@@ -36,7 +37,7 @@
 #include "../core/options.hpp"
 #include "../core/progress.hpp"
 #include "../core/tags.hpp"
-#include "../kernels/pipeline.hpp"
+#include "../topology/needs.hpp"
 #include "../topology/topology.hpp"
 #include "../version.hpp"
 
@@ -48,6 +49,7 @@ class call_args {
   call_args(std::string_view name, std::string (*topology)(), int rank, int p)
       : name_(name), topology_(topology), rank_(rank), p_(p) {}
 
+  std::string_view name() const { return name_; }
   int rank() const { return rank_; }
   int p() const { return p_; }
 
@@ -146,12 +148,6 @@ class call_args {
         reject("options::cost.", field, " = ", v, ", expected a finite figure >= 0");
   }
 
-  // `a` is automatic (tested inline: the common case costs one comparison)
-  // or one of `ok`.
-  void algorithm(topocoll::algorithm a, std::initializer_list<topocoll::algorithm> ok) const {
-    if (a != topocoll::algorithm::automatic) forced_algorithm(a, ok);
-  }
-
   // Whether in and out are MPI_IN_PLACE's arrangement: the shorter one starts
   // `at` elements into the longer (both the same length: at == 0). false when
   // they are disjoint; std::invalid_argument for any other overlap.
@@ -181,16 +177,6 @@ class call_args {
   }
 
  private:
-  void forced_algorithm(topocoll::algorithm a,
-                        std::initializer_list<topocoll::algorithm> ok) const {
-    for (topocoll::algorithm x : ok)
-      if (x == a) return;
-    std::string list;
-    for (topocoll::algorithm x : ok) list += concat(", algorithm::", to_string(x));
-    reject("algorithm::", to_string(a), " does not apply to ", name_, " on ", topology_(),
-           " (use algorithm::automatic", list, ")");
-  }
-
   std::string_view name_;
   std::string (*topology_)();
   int rank_, p_;
@@ -265,42 +251,38 @@ inline collective_info counts_vary(collective_info info) {
   return info;
 }
 
-// An algorithm that runs along linear dimensions only (`linear`: pipelined,
-// bidirectional) forced on a topology that has others; `instead` names the
-// algorithms that apply.
+// A forced algorithm that does not apply, rejected with the algorithms that
+// do apply here.
 template <Topology Topo>
-void check_linear_dims(const call_args& call, algorithm a, algorithm linear,
-                       std::string_view instead) {
-  if (a == linear && !chain_dims<Topo>)
-    call.reject("algorithm::", to_string(a),
+[[gnu::noinline]] void forced_algorithm(const call_args& call, algorithm a,
+                                        const algorithm_row& row) {
+  const layout l = Topo::shape(call.p());
+  const std::optional<topology_need> need = need_of(row, a);
+  if (need && meets<Topo>(*need, l)) return;
+  std::string use = " (use algorithm::automatic";
+  for (const applicable& e : row.algorithms())
+    if (meets<Topo>(e.need, l)) use += concat(", algorithm::", to_string(e.algo));
+  use += ")";
+  const std::string_view name = to_string(a);
+  if (!need)
+    call.reject("algorithm::", name, " does not apply to ", call.name(), " on ", Topo::name(), use);
+  if (*need == topology_need::linear_dims)
+    call.reject("algorithm::", name,
                 " needs the Ring or a Mesh<K> (a topology of linear dimensions), got ",
-                Topo::name(), " (use ", instead, ")");
+                Topo::name(), use);
+  call.reject("algorithm::", name, " on ", Topo::name(),
+              " needs complete digit groups, p = r K^j with r <= K, got p = ", call.p(), use);
 }
 
-// A fold forced on a Tree<K> whose digit groups are incomplete (p is no
-// r K^j with r <= K), where only the tree runs; `instead` names what applies.
+// `a` is automatic (tested inline: the common case costs one comparison) or
+// an algorithm that the table (core/algorithm_table.hpp) lists for this
+// collective, in the row named `row` (the collective's own name unless it has
+// a row of its own), and whose need Topo meets at p ranks.
 template <Topology Topo>
-void check_complete_groups(const call_args& call, const layout& l, algorithm a,
-                           std::initializer_list<algorithm> folds, std::string_view instead) {
-  if (tree_only<Topo>(l) && std::ranges::find(folds, a) != folds.end())
-    call.reject("algorithm::", to_string(a), " on ", Topo::name(),
-                " needs complete digit groups, p = r K^j with r <= K, got p = ", call.p(), " (use ",
-                instead, ")");
-}
-
-// broadcast, reduce, scatter and gather: the tree on every topology, the
-// pipeline on one whose dimensions are all linear (chain_dims: Ring, Mesh<K>);
-// broadcast and reduce also in pieces (`pieces`: scatter_all_gather or
-// reduce_scatter_gather; automatic for scatter and gather, which have none),
-// and naive, on every topology.
-template <Topology Topo>
-void check_one_to_all_algorithm(const call_args& call, algorithm a,
-                                algorithm pieces = algorithm::automatic) {
-  check_linear_dims<Topo>(call, a, algorithm::pipelined, "algorithm::tree or algorithm::automatic");
-  if (pieces == algorithm::automatic)
-    call.algorithm(a, {algorithm::tree, algorithm::pipelined});
-  else
-    call.algorithm(a, {algorithm::tree, algorithm::pipelined, pieces, algorithm::naive});
+[[gnu::always_inline]] inline void check_algorithm(const call_args& call, algorithm a,
+                                                   std::string_view row = {}) {
+  if (a != algorithm::automatic)
+    forced_algorithm<Topo>(call, a, algorithms_of(row.empty() ? call.name() : row));
 }
 
 // An element type the personalized exchanges keep in work buffers, block by block.

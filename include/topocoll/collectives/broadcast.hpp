@@ -63,16 +63,15 @@ template <Topology Topo, Transport C, OutputBuffer Buf>
   const collective_scope scope(c, call.info(buf, opt.algo, root), s);
   call.cost(opt.cost);
   call.root(root);
-  check_one_to_all_algorithm<Topo>(call, opt.algo, algorithm::scatter_all_gather);
+  check_algorithm<Topo>(call, opt.algo);
   if (!scope.proceed() || call.p() == 1 || buf.empty()) return;
   const layout l = Topo::shape(call.p());
   auto bcast = [&]<class U>(std::span<U> b) {
-    namespace kernel = one_to_all;
-    if (kernel::in_pieces<Topo, U>(opt, algorithm::scatter_all_gather, l, b.size(), root,
-                                   kernel::rs_messages::one))
-      kernel::scatter_all_gather<Topo>(c, l, b, root);
+    if (one_to_all::in_pieces<Topo, U>(opt, algorithm::scatter_all_gather, l, b.size(), root,
+                                       one_to_all::rs_messages::one))
+      one_to_all::scatter_all_gather<Topo>(c, l, b, root);
     else
-      kernel::broadcast<Topo>(c, l, b, root, opt);
+      one_to_all::broadcast<Topo>(c, l, b, root, opt);
   };
   if constexpr (is_flat_string_v<buffer_value_t<Buf>>)
     strings::broadcast(call.rank(), call.p(), buf, root, bcast);
@@ -86,19 +85,19 @@ template <Topology Topo, Transport C, OutputBuffer Buf>
                                                      const options& opt, stage s) {
   static_assert(!is_flat_string_v<buffer_value_t<Buf>>,
                 "topocoll::broadcast from several roots takes blocks of equal length, not strings");
-  namespace kernel = all_to_all_broadcast;
   const std::span<buffer_value_t<Buf>> buf = out_span(buffer);
   const auto call = open_call<Topo>("broadcast", c);
   const collective_scope scope(c, call.info(buf, opt.algo), s);
   call.cost(opt.cost);
   call.roots(roots, buf.size());
-  call.algorithm(opt.algo, {algorithm::fold, algorithm::tree});
+  check_algorithm<Topo>(call, opt.algo, "broadcast from several roots");
   if (!scope.proceed() || call.p() == 1 || buf.empty()) return;
   const std::size_t m = buf.size() / roots.size();
   const layout l = Topo::shape(call.p());
-  const algorithm a =
-      kernel::choose_roots<Topo>(l, roots.size(), m * sizeof(buffer_value_t<Buf>), opt);
-  kernel::broadcast_roots<Topo>(c, l, buf, kernel::roots_call{roots, m}, a, opt);
+  const algorithm a = all_to_all_broadcast::choose_roots<Topo>(
+      l, roots.size(), m * sizeof(buffer_value_t<Buf>), opt);
+  all_to_all_broadcast::broadcast_roots<Topo>(c, l, buf, all_to_all_broadcast::roots_call{roots, m},
+                                              a, opt);
 }
 
 }  // namespace detail

@@ -37,7 +37,7 @@ template <Topology Topo, Transport C, class In, class Out>
   const std::size_t m = in.size();
   call.root_buffer(root, "out", "p * in.size()", out.size(),
                    static_cast<std::size_t>(call.p()) * m);
-  check_one_to_all_algorithm<Topo>(call, opt.algo);
+  check_algorithm<Topo>(call, opt.algo);
   // Only the root uses out (MPI ignores it elsewhere): on another rank it may
   // be anything, overlapping the other buffer included (every rank passing one
   // whole buffer and its own block of it, the SPMD pattern).

@@ -44,19 +44,18 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
   const collective_scope scope(c, call.info(in, opt.algo, root), s);
   call.cost(opt.cost);
   call.root_buffer(root, "out", "in.size()", out.size(), in.size());
-  check_one_to_all_algorithm<Topo>(call, opt.algo, algorithm::reduce_scatter_gather);
+  check_algorithm<Topo>(call, opt.algo);
   // Only the root uses out (MPI ignores it elsewhere): on another rank it may
   // overlap in in any way.
   if (call.rank() == root) call.in_place(in, out, 0);
   if (!scope.proceed()) return;
   if (call.nothing_to_do(in, out)) return;
-  namespace kernel = one_to_all;
   using T = buffer_value_t<Out>;
   const layout l = Topo::shape(call.p());
-  if (kernel::in_pieces<Topo, T>(opt, algorithm::reduce_scatter_gather, l, in.size(), root,
-                                 kernel::rs_messages_for<Topo, T, Op>()))
-    return kernel::reduce_scatter_gather<Topo>(c, l, in_out{in, out}, op, root);
-  kernel::reduce<Topo>(c, l, in_out{in, out}, op, root, opt);
+  if (one_to_all::in_pieces<Topo, T>(opt, algorithm::reduce_scatter_gather, l, in.size(), root,
+                                     one_to_all::rs_messages_for<Topo, T, Op>()))
+    return one_to_all::reduce_scatter_gather<Topo>(c, l, in_out{in, out}, op, root);
+  one_to_all::reduce<Topo>(c, l, in_out{in, out}, op, root, opt);
 }
 
 }  // namespace detail

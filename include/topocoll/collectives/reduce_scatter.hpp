@@ -41,18 +41,16 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
   const collective_scope scope(c, call.info(out, opt.algo), s);
   call.cost(opt.cost);
   call.size("in (p * out.size())", in.size(), static_cast<std::size_t>(call.p()) * out.size());
-  call.algorithm(opt.algo, {algorithm::tree, algorithm::fold});
+  check_algorithm<Topo>(call, opt.algo);
   const layout l = Topo::shape(call.p());
-  check_complete_groups<Topo>(call, l, opt.algo, {algorithm::fold},
-                              "algorithm::automatic or algorithm::tree");
   call.in_place(in, out, 0);
   if (!scope.proceed()) return;
   if (out.empty()) return;
   if (call.p() == 1) return copy_to(in, out);
-  namespace kernel = all_to_all_broadcast;
   using T = buffer_value_t<Out>;
-  const options chosen{kernel::choose_reduce_scatter<Topo, T, Op>(l, out.size(), opt), opt.cost};
-  kernel::reduce_scatter<Topo>(c, l, in, out, op, chosen);
+  const options chosen{all_to_all_broadcast::choose_reduce_scatter<Topo, T, Op>(l, out.size(), opt),
+                       opt.cost};
+  all_to_all_broadcast::reduce_scatter<Topo>(c, l, in, out, op, chosen);
 }
 
 }  // namespace detail

@@ -37,7 +37,7 @@ template <Topology Topo, prefix::scan_kind Kind, Transport C, class In, class Ou
   const collective_scope scope(c, call.info(in, opt.algo), s);
   call.cost(opt.cost);
   call.size("out (in.size())", out.size(), in.size());
-  call.algorithm(opt.algo, {algorithm::recursive_doubling});
+  check_algorithm<Topo>(call, opt.algo);
   call.in_place(in, out, 0);
   if (!scope.proceed() || in.empty()) return;
   prefix::scan<Topo>(c, Topo::shape(call.p()), in_out{in, out}, op, Kind, opt.cost);

@@ -35,7 +35,7 @@ template <Topology Topo, Transport C, class In, class Out>
   call.cost(opt.cost);
   const std::size_t m = out.size();
   call.root_buffer(root, "in", "p * out.size()", in.size(), static_cast<std::size_t>(call.p()) * m);
-  check_one_to_all_algorithm<Topo>(call, opt.algo);
+  check_algorithm<Topo>(call, opt.algo);
   // Only the root uses in (MPI ignores it elsewhere): on another rank it may
   // be anything, overlapping the other buffer included (every rank passing one
   // whole buffer and its own block of it, the SPMD pattern).

@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../core/algorithm_table.hpp"
 #include "../core/concepts.hpp"
 #include "../core/elementwise.hpp"
 #include "../core/last_choice.hpp"
@@ -20,6 +21,7 @@
 #include "../core/tags.hpp"
 #include "../core/workspace.hpp"
 #include "../topology/layout.hpp"
+#include "../topology/needs.hpp"
 #include "../topology/topology.hpp"
 #include "../version.hpp"
 #include "all_to_all_broadcast.hpp"
@@ -150,7 +152,9 @@ template <Topology Topo, Transport C, class T, class Op>
 void all_reduce(C& c, const layout& l, std::span<const T> in, std::span<T> out, const Op& op,
                 const options& opt) {
   constexpr int tg = detail::tag::all_reduce;
-  if (tree_only<Topo>(l) || opt.algo == algorithm::tree ||
+  constexpr topology_need folds_need = table_need("all_reduce", algorithm::recursive_doubling);
+  static_assert(folds_need == table_need("all_reduce", algorithm::reduce_scatter_all_gather));
+  if (!meets<Topo>(folds_need, l) || opt.algo == algorithm::tree ||
       opt.algo == algorithm::reduce_broadcast ||
       reduce_broadcast_wins<Topo, T, Op>(l, in.size(), opt)) {
     using tree_topo = one_to_all::tree_topology<Topo>;

@@ -57,6 +57,7 @@
 #include <utility>
 #include <vector>
 
+#include "../core/algorithm_table.hpp"
 #include "../core/concepts.hpp"
 #include "../core/elementwise.hpp"
 #include "../core/errors.hpp"
@@ -67,6 +68,7 @@
 #include "../core/transfer.hpp"
 #include "../core/workspace.hpp"
 #include "../topology/layout.hpp"
+#include "../topology/needs.hpp"
 #include "../topology/step.hpp"
 #include "../topology/topology.hpp"
 #include "../version.hpp"
@@ -538,7 +540,7 @@ bool shifts(const layout& l) {
 template <Topology Topo>
 algorithm choose_all_gather(const layout& l, std::size_t block_bytes, const options& opt) {
   if (opt.algo != algorithm::automatic) return opt.algo;
-  if (tree_only<Topo>(l)) return algorithm::tree;
+  if (!meets<Topo>(table_need("all_gather", algorithm::fold), l)) return algorithm::tree;
   if (!shifts<Topo>(l)) return algorithm::fold;
   return remembered(l.p, block_bytes, opt.cost, [&] {
     const cost_model cm = opt.cost.at_size(block_bytes * static_cast<std::size_t>(l.p));
@@ -553,7 +555,7 @@ algorithm choose_all_gather(const layout& l, std::size_t block_bytes, const opti
 template <Topology Topo, class T, class Op>
 algorithm choose_reduce_scatter(const layout& l, std::size_t m, const options& opt) {
   if (opt.algo != algorithm::automatic) return opt.algo;
-  if (tree_only<Topo>(l)) return algorithm::tree;
+  if (!meets<Topo>(table_need("reduce_scatter", algorithm::fold), l)) return algorithm::tree;
   if (!shifts<Topo>(l)) return algorithm::fold;
   return remembered(l.p, m, opt.cost, [&] {
     const std::size_t bytes = m * sizeof(T) * static_cast<std::size_t>(l.p);

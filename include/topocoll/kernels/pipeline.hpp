@@ -30,20 +30,10 @@
 #include "../core/options.hpp"
 #include "../core/workspace.hpp"
 #include "../topology/layout.hpp"
+#include "../topology/needs.hpp"
 #include "../topology/step.hpp"
 #include "../topology/topology.hpp"
 #include "../version.hpp"
-
-namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail {
-
-// Whether every dimension of Topo is linear, a chain that a pipeline can
-// stream along (Ring, Mesh<K>): what algorithm::pipelined needs. A binary
-// dimension is a chain of two, where a pipeline is one message; a k-nomial one
-// links coordinate 0 to every other, not each coordinate to the next.
-template <class Topo>
-inline constexpr bool chain_dims = dim_step<Topo::kind>::chain;
-
-}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::one_to_all {
 

@@ -247,13 +247,12 @@ void gather(C& c, const layout& l, std::span<const S> in, std::span<S> out, int 
 template <Topology Topo, Transport C, class S>
 void all_gather(C& c, const layout& l, std::span<const S> in, std::span<S> out, algorithm algo,
                 int tag) {
-  namespace fold = all_to_all_broadcast;
   const int rank = c.rank();
   const auto P = static_cast<std::size_t>(l.p), m = in.size();
   scratch<u64> sizes(P);
   sizes.data()[rank] = flat_size(in);
-  fold::all_gather<Topo>(c, l, cspan(sizes.span().subspan(rank, 1)), sizes.span(),
-                         fold::equal_blocks{1}, algo, tag);
+  all_to_all_broadcast::all_gather<Topo>(c, l, cspan(sizes.span().subspan(rank, 1)), sizes.span(),
+                                         all_to_all_broadcast::equal_blocks{1}, algo, tag);
   scratch<std::size_t> off(P + 1);
   off.data()[0] = 0;
   for (std::size_t r = 0; r < P; ++r)
@@ -262,8 +261,8 @@ void all_gather(C& c, const layout& l, std::span<const S> in, std::span<S> out, 
   const std::span<std::byte> mine =
       bytes.span().subspan(off.data()[rank], off.data()[rank + 1] - off.data()[rank]);
   flat_encode(in, mine.data());
-  fold::all_gather<Topo>(c, l, cspan(mine), bytes.span(),
-                         static_cast<const std::size_t*>(off.data()), algo, tag);
+  all_to_all_broadcast::all_gather<Topo>(c, l, cspan(mine), bytes.span(),
+                                         static_cast<const std::size_t*>(off.data()), algo, tag);
   for (int r = 0; r < l.p; ++r) {
     const std::byte* b = bytes.data() + off.data()[r];
     const std::size_t n = off.data()[r + 1] - off.data()[r];

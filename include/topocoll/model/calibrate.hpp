@@ -298,12 +298,12 @@ std::vector<calibration::floor_time> floor_times(C& c, const calibration_setting
   for (double f : s.floor_candidates) {
     cost_model m = cost;
     m.*floor = f;
-    namespace kernel = topocoll::detail::one_to_all;
-    v.push_back(
-        {f, 0.0,
-         pipeline ? kernel::ring_segments<double>(buf.size(), c.size(), m)
-                  : kernel::pieces_win<Hypercube<>, double>(
-                        Hypercube<>::shape(c.size()), buf.size(), 0, kernel::rs_messages::one, m)});
+    v.push_back({f, 0.0,
+                 pipeline
+                     ? topocoll::detail::one_to_all::ring_segments<double>(buf.size(), c.size(), m)
+                     : topocoll::detail::one_to_all::pieces_win<Hypercube<>, double>(
+                           Hypercube<>::shape(c.size()), buf.size(), 0,
+                           topocoll::detail::one_to_all::rs_messages::one, m)});
   }
   std::vector<std::vector<double>> t(v.size());
   for (int i = -1; i < s.reps; ++i) {
@@ -454,45 +454,46 @@ inline void posted_figures(cost_model& cm, const std::vector<calibration::point>
 
 template <Transport C>
 calibration calibrate(C& c, const calibration_settings& s = {}) {
-  namespace dc = detail_calibrate;
   calibration cal;
   if (c.size() < 2) return cal;
   std::vector<unsigned char> buf(2 * s.max_bytes);
   const int pairs = c.size() / 2;
   for (int i = 0; i < 3; ++i)  // the first messages of a job are slow: warm up
-    dc::ping_pong(c, buf, 8, pairs, s.reps), dc::shift(c, buf, 8, s.reps);
+    detail_calibrate::ping_pong(c, buf, 8, pairs, s.reps),
+        detail_calibrate::shift(c, buf, 8, s.reps);
   for (std::size_t n = 8; n <= s.max_bytes; n *= 2) {
-    cal.ping_pong.push_back({n, dc::ping_pong(c, buf, n, 1, s.reps)});
-    cal.pairs.push_back({n, dc::ping_pong(c, buf, n, pairs, s.reps)});
-    cal.shift.push_back({n, dc::shift(c, buf, n, s.reps)});
-    cal.lone.push_back({n, dc::lone_send(c, buf, n, s.reps)});
+    cal.ping_pong.push_back({n, detail_calibrate::ping_pong(c, buf, n, 1, s.reps)});
+    cal.pairs.push_back({n, detail_calibrate::ping_pong(c, buf, n, pairs, s.reps)});
+    cal.shift.push_back({n, detail_calibrate::shift(c, buf, n, s.reps)});
+    cal.lone.push_back({n, detail_calibrate::lone_send(c, buf, n, s.reps)});
   }
-  cal.large_messages = dc::large_messages(c, s);
-  const std::array<double, 2> tc = dc::combine_figures(c, s, cal.folds);
-  if (s.segment_probe_bytes > 0) cal.segments = dc::reduce_segments(c, s);
-  cal.cost = dc::fit(cal.ping_pong);
-  dc::busy_figures(cal.cost, cal.pairs, cal.shift);
-  dc::posted_figures(cal.cost, cal.ping_pong, cal.lone);
+  cal.large_messages = detail_calibrate::large_messages(c, s);
+  const std::array<double, 2> tc = detail_calibrate::combine_figures(c, s, cal.folds);
+  if (s.segment_probe_bytes > 0) cal.segments = detail_calibrate::reduce_segments(c, s);
+  cal.cost = detail_calibrate::fit(cal.ping_pong);
+  detail_calibrate::busy_figures(cal.cost, cal.pairs, cal.shift);
+  detail_calibrate::posted_figures(cal.cost, cal.ping_pong, cal.lone);
   cal.cost.tc_us_per_byte = tc[0];
-  cal.cost.busy_tc = dc::busy_factor(cal.folds[0], cal.cost);
+  cal.cost.busy_tc = detail_calibrate::busy_factor(cal.folds[0], cal.cost);
   cal.cost.combine_bytes = s.max_bytes;
   if (cal.folds.size() > 1) {
     cal.cost.combine_large_bytes = s.combine_large_bytes;
     cal.cost.tc_large_us_per_byte = tc[1];
-    cal.cost.busy_tc_large = dc::busy_factor(cal.folds[1], cal.cost);
-    dc::large_message_figures(cal.cost, cal.large_messages.front());
+    cal.cost.busy_tc_large = detail_calibrate::busy_factor(cal.folds[1], cal.cost);
+    detail_calibrate::large_message_figures(cal.cost, cal.large_messages.front());
   }
   // The times are the slowest rank's, the same on every rank, but t_c is
   // local: rank 0's model for all.
   std::array<cost_model, 1> model{cal.cost};
   broadcast<Tree<2>>(c, std::span<cost_model>(model), 0);
   cal.cost = model[0];
-  cal.cost.segment_bytes = dc::fastest_segment(cal.segments);   // the same times on every rank
+  cal.cost.segment_bytes =
+      detail_calibrate::fastest_segment(cal.segments);          // the same times on every rank
   if (s.floor_probe_bytes >= sizeof(double) && c.size() > 2) {  // a chain of 2 has no segments
-    cal.segment_floors = dc::floor_times(c, s, cal.cost, &cost_model::segment_floor);
-    cal.piece_floors = dc::floor_times(c, s, cal.cost, &cost_model::piece_floor);
-    cal.cost.segment_floor = dc::fastest_floor(cal.segment_floors);
-    cal.cost.piece_floor = dc::fastest_floor(cal.piece_floors);
+    cal.segment_floors = detail_calibrate::floor_times(c, s, cal.cost, &cost_model::segment_floor);
+    cal.piece_floors = detail_calibrate::floor_times(c, s, cal.cost, &cost_model::piece_floor);
+    cal.cost.segment_floor = detail_calibrate::fastest_floor(cal.segment_floors);
+    cal.cost.piece_floor = detail_calibrate::fastest_floor(cal.piece_floors);
   }
   cal.combine_us = cal.cost.combine(s.max_bytes);
   return cal;
