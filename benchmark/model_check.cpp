@@ -89,7 +89,7 @@ std::vector<std::size_t> sizes(const settings& s) {
 // the collective or topology throws, and is left out.
 std::vector<cell> plan(const settings& s, const topocoll::cost_model& cost) {
   const sim::network net = sim::network::complete(s.p);
-  const sim::cost_params c{.t_s = cost.ts_us, .t_w = cost.tw_us_per_byte * sizeof(double)};
+  const sim::cost_params c = sim::params_of(cost, sizeof(double));
   std::vector<cell> cells;
   for (sim::collective k : sim::all_collectives)
     for (int t = 0; t < static_cast<int>(std::size(topology_names)); ++t)

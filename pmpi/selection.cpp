@@ -148,8 +148,7 @@ int bucket_of(model::collective k, int p, std::size_t bytes) {
 // bytes (in 8-byte elements) and algorithm algo; ties go to the earlier in
 // enum order, and a topology that cannot run it (throws) is skipped.
 topology cheapest(model::collective k, int p, int bucket, algorithm algo) {
-  const cost_model cm{};
-  const model::cost_params cost{.t_s = cm.ts_us, .t_w = cm.tw_us_per_byte * 8.0, .t_h = 0.0};
+  const model::cost_params cost = model::params_of(cost_model{}, 8);
   const std::size_t m = std::max<std::size_t>(1, (std::size_t{1} << bucket) / 8);
   const model::network net = model::network::complete(p);
   topology best = topology::hypercube;
@@ -158,7 +157,7 @@ topology cheapest(model::collective k, int p, int bucket, algorithm algo) {
     const auto t = static_cast<topology>(i);
     try {
       const double time = with_topology(t, [&]<class Topo>() {
-        return model::simulate<Topo>(k, p, m, net, cost, options{algo, cm}).time;
+        return model::simulate<Topo>(k, p, m, net, cost, options{.algo = algo}).time;
       });
       if (time < best_time) best = t, best_time = time;
     } catch (const std::exception&) {

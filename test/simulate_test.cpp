@@ -332,6 +332,27 @@ BOOST_AUTO_TEST_CASE(automatic_never_takes_naive) {
   automatic_is_never_naive<tc::Tree<3>>();
 }
 
+// automatic weighs its candidates by the simulation's own t_s and t_w where
+// options::cost has the defaults': all_gather on ring(8) takes the cheaper of
+// Algorithm 4.4's fold (Eq. 4.2, (t_s + t_w m)(p - 1)) and the tree, as the
+// simulation prices them (at m = 16, the defaults' 1 µs against 2e-4 µs per
+// byte would take the tree, at twice the fold's time). An options::cost of
+// its own chooses as it says: a start-up of 1 s, the tree.
+BOOST_AUTO_TEST_CASE(automatic_is_priced_by_the_simulations_costs) {
+  const auto net = single(sim::network::ring(8));
+  for (std::size_t m : {1, 16, 1000}) {
+    const double fold =
+        time_of<tc::Ring>(sim::collective::all_gather, 8, m, net, forced(tc::algorithm::fold));
+    const double tree =
+        time_of<tc::Ring>(sim::collective::all_gather, 8, m, net, forced(tc::algorithm::tree));
+    BOOST_TEST(fold == (ts + tw * m) * 7);
+    BOOST_TEST(time_of<tc::Ring>(sim::collective::all_gather, 8, m, net) == std::min(fold, tree));
+    tc::options own;
+    own.cost.ts_us = 1e6;
+    BOOST_TEST(time_of<tc::Ring>(sim::collective::all_gather, 8, m, net, own) == tree);
+  }
+}
+
 // ICS 632's pipelined broadcast round a ring: (p - 2 + r)(t_s + t_w m / r),
 // at the r the kernel picks (ring_segments), for m a multiple of r.
 BOOST_AUTO_TEST_CASE(ring_pipeline_at_the_kernels_r) {

@@ -121,12 +121,13 @@ auto with_topology(const std::string& name, F&& f) {
                               "\" (ring, mesh2, mesh3, hypercube, tree2, tree4, tree8)");
 }
 
-// automatic chooses with the request's t_s and t_w (per element of 8 bytes)
+// automatic chooses with the request's t_s and t_w (per element of 8 bytes),
+// as the simulation would by itself; automatic_takes, which times nothing,
+// is told them here.
 topocoll::options options_for(const request& q, topocoll::algorithm a) {
   topocoll::options opt{.algo = a};
-  opt.cost.ts_us = q.cost.t_s;
-  opt.cost.tw_us_per_byte = q.cost.t_w / sizeof(double);
   opt.cost.segment_floor = q.segment_floor;
+  opt.cost = sim::priced_by(opt.cost, q.cost, sizeof(double));
   return opt;
 }
 

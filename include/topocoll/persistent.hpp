@@ -49,7 +49,7 @@ template <Topology Topo, class T, model::CollectiveKind Kind>
 plan_summary plan_of(Kind k, int p, std::size_t m, const options& opt) {
   using E = model::sized_phantom<sizeof(T)>;
   const model::network net = model::network::complete(p).with(model::ports::single);
-  const model::cost_params cost{opt.cost.ts_us, opt.cost.tw_us_per_byte * sizeof(T), 0.0};
+  const model::cost_params cost = model::params_of(opt.cost, sizeof(T));
   auto predicted = [&](algorithm a) -> std::optional<double> {
     options o = opt;
     o.algo = a;

@@ -18,8 +18,11 @@
 // congestion (model/timeline.hpp). Virtual rank i sits on processor i.
 //
 // The kernels see 8-byte elements and a transport with non-blocking sends
-// (network ports::multi; ports::single: a blocking one, the seeds' model), so
-// options (algo, cost) choose exactly as they would for doubles on mpi::Comm.
+// (network ports::multi; ports::single: a blocking one, the seeds' model).
+// automatic prices its candidates by the simulation's own t_s and t_w where
+// opt.cost has the default ones (choosing_by, model/timeline.hpp), as it would
+// for doubles on a transport of those costs; an opt.cost with t_s or t_w of
+// its own chooses as it says.
 // Reductions use a commutative operator.
 //
 // simulate_roots does the same for the broadcasts from several roots.
@@ -283,8 +286,8 @@ template <Topology Topo, class Elem = phantom, CollectiveKind Kind>
 result simulate(Kind k, int p, std::size_t m, const network& net, const cost_params& cost,
                 const options& opt = {}) {
   detail::check_inputs(p, m, net, cost);
-  const detail::schedule_log log =
-      detail::record<Topo, Elem>(k, p, m, net.port_model(), opt, detail::copies_for(cost));
+  const detail::schedule_log log = detail::record<Topo, Elem>(
+      k, p, m, net.port_model(), choosing_by(opt, cost, sizeof(Elem)), detail::copies_for(cost));
   return detail::finite_time(detail::timeline(log, net, cost, nullptr).run(), cost);
 }
 
@@ -298,7 +301,8 @@ result simulate_roots(int p, std::size_t m, std::span<const int> roots, const ne
       p, net.port_model(), detail::copies_for(cost), [&](auto& c, detail::address_arena& a) {
         auto* first =
             reinterpret_cast<phantom*>(a.take_distinct(m * roots.size() * sizeof(phantom)));
-        topocoll::broadcast<Topo>(c, std::span<phantom>(first, m * roots.size()), roots, opt);
+        topocoll::broadcast<Topo>(c, std::span<phantom>(first, m * roots.size()), roots,
+                                  choosing_by(opt, cost, sizeof(phantom)));
       });
   return detail::finite_time(detail::timeline(log, net, cost, nullptr).run(), cost);
 }
@@ -313,8 +317,8 @@ template <Topology Topo>
 traced_result simulate_trace(collective k, int p, std::size_t m, const network& net,
                              const cost_params& cost, const options& opt = {}) {
   detail::check_inputs(p, m, net, cost);
-  const detail::schedule_log log =
-      detail::record<Topo>(k, p, m, net.port_model(), opt, detail::copies_for(cost));
+  const detail::schedule_log log = detail::record<Topo>(
+      k, p, m, net.port_model(), choosing_by(opt, cost, sizeof(phantom)), detail::copies_for(cost));
   traced_result t;
   t.summary = detail::finite_time(detail::timeline(log, net, cost, &t.messages).run(), cost);
   return t;

@@ -11,8 +11,8 @@
 //                        whose automatic is the direct exchange);
 //   v_counts::exchanged  the form that exchanges the counts first and returns
 //                        the result; its automatic, on a blocking transport
-//                        (ports::single), takes two_stage where options::cost
-//                        prices it lower.
+//                        (ports::single), takes two_stage where it is priced
+//                        lower (as simulate prices: choosing_by).
 // Unlike the other collectives' schedules, this one depends on what the
 // ranks tell each other: two_stage sends every piece's counts before the
 // pieces. So the ranks run at once, one thread each, and a message of any
@@ -274,6 +274,7 @@ template <Topology Topo>
 schedule_log record_v(std::span<const std::size_t> counts, int p, const network& net,
                       const cost_params& cost, const options& opt, v_counts form) {
   check_v_inputs(counts, p, net, cost);
+  const options o = choosing_by(opt, cost, sizeof(phantom));
   const auto P = static_cast<std::size_t>(p);
   return record_ranks_at_once(
       p, net.port_model(), copies_for(cost), [&](auto& c, address_arena& a) {
@@ -287,12 +288,11 @@ schedule_log record_v(std::span<const std::size_t> counts, int p, const network&
         };
         const std::span<const phantom> in = buffer(std::reduce(sends.begin(), sends.end()));
         if (form == v_counts::exchanged) {
-          topocoll::all_to_all_v<Topo>(c, in, sends, opt);
+          topocoll::all_to_all_v<Topo>(c, in, sends, o);
           return;
         }
         const std::span<phantom> out = buffer(std::reduce(receives.begin(), receives.end()));
-        topocoll::all_to_all_v<Topo>(c, in, sends, out, std::span<const std::size_t>(receives),
-                                     opt);
+        topocoll::all_to_all_v<Topo>(c, in, sends, out, std::span<const std::size_t>(receives), o);
       });
 }
 

@@ -45,6 +45,7 @@
 #include <utility>
 #include <vector>
 
+#include "../core/options.hpp"
 #include "../version.hpp"
 #include "network.hpp"
 #include "recording.hpp"
@@ -60,6 +61,33 @@ struct cost_params {
   double t_h = 0.0;
   double t_r = 0.0;
 };
+
+// The library's two cost types, one a view of the other. The choice in the
+// kernels prices by a cost_model (core/options.hpp: per byte, with the
+// factors a transport shows); a simulation times by cost_params (per element,
+// the seeds' figures). params_of gives a cost_model's t_s and t_w per element
+// of elem_bytes; priced_by gives the cost_model `base` with cost's t_s and
+// t_w in place of its own, the rest of base kept.
+constexpr cost_params params_of(const cost_model& m, std::size_t elem_bytes) {
+  return {.t_s = m.ts_us, .t_w = m.tw_us_per_byte * static_cast<double>(elem_bytes)};
+}
+constexpr cost_model priced_by(cost_model base, const cost_params& cost, std::size_t elem_bytes) {
+  base.ts_us = cost.t_s;
+  base.tw_us_per_byte = cost.t_w / static_cast<double>(elem_bytes);
+  return base;
+}
+
+// What a simulation's kernels choose by: opt, whose cost_model takes the
+// simulation's t_s and t_w where it has the defaults' (the caller named no
+// machine of its own), so that automatic is priced by the costs it is timed
+// by. A cost_model with t_s or t_w of its own is kept whole: the choice one
+// machine's figures make, timed on another network.
+constexpr options choosing_by(options opt, const cost_params& cost, std::size_t elem_bytes) {
+  constexpr cost_model defaults{};
+  if (opt.cost.ts_us == defaults.ts_us && opt.cost.tw_us_per_byte == defaults.tw_us_per_byte)
+    opt.cost = priced_by(opt.cost, cost, elem_bytes);
+  return opt;
+}
 
 // One message as the simulation timed it (simulate_trace).
 struct timed_message {
