@@ -100,7 +100,7 @@ extern "C" int MPI_Alltoallv(const void* sbuf, const int* scounts, const int* sd
     tc::mpi::Comm& c = transport_of(comm);
     // Block sizes differ per rank: no size the ranks agree on (topology_for
     // does not model MPI_Alltoallv).
-    on_topology(f, {at.size, 0}, [&]<class Topo>() {
+    on_topology(f, {at, 0}, [&]<class Topo>() {
       tc::all_to_all_v<Topo>(c, std::span<const std::byte>(from.data()), from.counts(), out.data(),
                              out.counts(), options_of(f));
     });

@@ -78,18 +78,19 @@ place place_of(MPI_Comm comm);
 
 // What the topology of a call is decided on (topology_for): the
 // communicator's size and the bytes per rank (per block), which agree on
-// every rank.
+// every rank; and this process's rank, which explains the plan on rank 0.
 struct call_size {
-  int p;
+  place at;
   std::size_t bytes;
 };
 
 // Runs run.template operator()<Topo>() on the topology that serves this call
-// of f, counted for the statistics.
+// of f, counted for the statistics and explained where TOPOCOLL_EXPLAIN asks.
 template <class Run>
 decltype(auto) on_topology(function f, call_size s, Run&& run) {
-  const topology t = topology_for(f, s.p, s.bytes);
+  const topology t = topology_for(f, s.at.size, s.bytes);
   stats::ran_on(f, t);
+  explain(f, s.at.rank, s.at.size, s.bytes, t);
   return with_topology(t, std::forward<Run>(run));
 }
 

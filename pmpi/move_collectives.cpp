@@ -43,7 +43,7 @@ int MPI_Bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
     byte_image img(buf, static_cast<std::size_t>(count), dt);
     if (at.rank == root) img.load();
     tc::mpi::Comm& c = transport_of(comm);
-    on_topology(f, {at.size, img.size()},
+    on_topology(f, {at, img.size()},
                 [&]<class Topo>() { tc::broadcast<Topo>(c, img.bytes(), root, options_of(f)); });
     if (at.rank != root) img.store();
     return reason::none;
@@ -69,7 +69,7 @@ int MPI_Allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, 
       mine = in.cbytes();
     }
     tc::mpi::Comm& c = transport_of(comm);
-    on_topology(f, {at.size, mine.size()},
+    on_topology(f, {at, mine.size()},
                 [&]<class Topo>() { tc::all_gather<Topo>(c, mine, out.bytes(), options_of(f)); });
     out.store();
     return reason::none;
@@ -100,7 +100,7 @@ int MPI_Gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int
       mine = in.cbytes();
     }
     tc::mpi::Comm& c = transport_of(comm);
-    on_topology(f, {at.size, mine.size()},
+    on_topology(f, {at, mine.size()},
                 [&]<class Topo>() { tc::gather<Topo>(c, mine, out.bytes(), root, options_of(f)); });
     if (is_root) out.store();
     return reason::none;
@@ -130,7 +130,7 @@ int MPI_Scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, in
       mine = out.bytes();
     }
     tc::mpi::Comm& c = transport_of(comm);
-    on_topology(f, {at.size, mine.size()}, [&]<class Topo>() {
+    on_topology(f, {at, mine.size()}, [&]<class Topo>() {
       tc::scatter<Topo>(c, in.cbytes(), mine, root, options_of(f));
     });
     if (!in_place) out.store();
@@ -159,7 +159,7 @@ int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, i
       from = in.cbytes();
     }
     tc::mpi::Comm& c = transport_of(comm);
-    on_topology(f, {at.size, from.size() / p},
+    on_topology(f, {at, from.size() / p},
                 [&]<class Topo>() { tc::all_to_all<Topo>(c, from, out.bytes(), options_of(f)); });
     out.store();
     return reason::none;

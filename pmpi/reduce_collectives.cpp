@@ -26,7 +26,7 @@ int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op 
     const bool is_root = at.rank == root;
     const void* in = is_root && sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     tc::mpi::Comm& c = transport_of(comm);
-    run_reduction(f, r, {at.size, n * r.elem_bytes}, [&]<class Topo, class E>(const auto& o) {
+    run_reduction(f, r, {at, n * r.elem_bytes}, [&]<class Topo, class E>(const auto& o) {
       tc::reduce<Topo>(c, in_elems<E>(in, n), out_elems<E>(rbuf, is_root ? n : 0), o, root,
                        options_of(f));
     });

@@ -15,11 +15,12 @@ reason serve_block(function f, const void* sbuf, void* rbuf, int count, MPI_Data
   if (!plan.run) return plan.why;
   const reduction& r = *plan.run;
   const std::size_t m = elements(count, r);
-  const auto p = static_cast<std::size_t>(place_of(comm).size);
+  const place at = place_of(comm);
+  const auto p = static_cast<std::size_t>(at.size);
   // In place, recvbuf holds the p blocks and gets the result in its first.
   const void* in = input_of(sbuf, rbuf);
   tc::mpi::Comm& c = transport_of(comm);
-  run_reduction(f, r, {c.size(), m * r.elem_bytes}, [&]<class Topo, class E>(const auto& o) {
+  run_reduction(f, r, {at, m * r.elem_bytes}, [&]<class Topo, class E>(const auto& o) {
     tc::reduce_scatter<Topo>(c, in_elems<E>(in, p * m), out_elems<E>(rbuf, m), o, options_of(f));
   });
   return reason::none;

@@ -87,9 +87,10 @@ reason serve_elementwise(function f, const elementwise_args& a, Run&& run) {
   const std::size_t n = elements(a.count, r);
   const void* in = input_of(a.sbuf, a.rbuf);
   mpi::Comm& c = transport_of(a.comm);
-  run_reduction(f, r, {c.size(), n * r.elem_bytes}, [&]<class Topo, class E>(const auto& op) {
-    run.template operator()<Topo>(c, in_elems<E>(in, n), out_elems<E>(a.rbuf, n), op);
-  });
+  run_reduction(f, r, {{c.rank(), c.size()}, n * r.elem_bytes},
+                [&]<class Topo, class E>(const auto& op) {
+                  run.template operator()<Topo>(c, in_elems<E>(in, n), out_elems<E>(a.rbuf, n), op);
+                });
   return reason::none;
 }
 

@@ -5,14 +5,20 @@
 
 #include <topocoll/core/algorithm_table.hpp>
 #include <topocoll/model/simulate.hpp>
+#include <topocoll/persistent.hpp>
 
 #include <array>
 #include <atomic>
 #include <bit>
 #include <cstdint>
 #include <exception>
+#include <iostream>
 #include <limits>
+#include <mutex>
 #include <optional>
+#include <set>
+#include <string>
+#include <tuple>
 #include <vector>
 
 namespace topocoll::pmpi {
@@ -212,6 +218,24 @@ topology topology_for(function f, int p, std::size_t bytes) {
     d.store(v, std::memory_order_relaxed);
   }
   return static_cast<topology>(v - 1);
+}
+
+void explain(function f, int rank, int p, std::size_t bytes, topology t) {
+  static const bool on = detail::explaining();
+  if (!on || rank != 0) return;
+  static std::mutex mutex;
+  static std::set<std::tuple<function, int, std::size_t, topology>> explained;
+  {
+    const std::lock_guard lock(mutex);
+    if (!explained.emplace(f, p, bytes, t).second) return;
+  }
+  const std::optional<model::collective> k = modelled(f);
+  const std::string plan = with_topology(t, [&]<class Topo>() -> std::string {
+    if (!k) return "all_to_all_v on " + Topo::name() + ", p = " + std::to_string(p);
+    const std::size_t m = (bytes + 7) / 8;
+    return detail::plan_of<Topo, double>(*k, p, m, options{.algo = selected(f).algo}).text;
+  });
+  std::cerr << "topocoll: " << mpi_name(f) << ": " << plan << '\n';
 }
 
 }  // namespace topocoll::pmpi

@@ -43,6 +43,14 @@ const choice& selected(function f);
 inline constexpr int auto_max_p = 64;
 topology topology_for(function f, int p, std::size_t bytes);
 
+// With TOPOCOLL_EXPLAIN set (as for the persistent collectives), a call's
+// plan on std::cerr, from the communicator's rank 0, once per (f, p, bytes,
+// t): the function, then the plan as a persistent collective describes its
+// own (persistent.hpp), priced as topology_for prices: the bytes as 8-byte
+// elements, the default cost_model, the selected algorithm. MPI_Alltoallv's
+// sizes differ per rank, so its plan names the topology only.
+void explain(function f, int rank, int p, std::size_t bytes, topology t);
+
 // Runs f.template operator()<Topo>() with the topology policy of t.
 template <class F>
 decltype(auto) with_topology(topology t, F&& f) {

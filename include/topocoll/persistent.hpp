@@ -26,11 +26,14 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "collectives/nonblocking.hpp"
+#include "core/algorithm_table.hpp"
 #include "model/simulate.hpp"
+#include "topology/needs.hpp"
 #include "version.hpp"
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
@@ -43,11 +46,14 @@ inline bool explaining() {
 }
 
 // Collective k of m elements of T per rank (per block) over p ranks on Topo:
-// the algorithm automatic takes there (or the one forced), and every
-// algorithm's predicted time, by the model.
+// the algorithm automatic takes there (or the one forced), and the predicted
+// time of every algorithm that applies there (core/algorithm_table.hpp), by
+// the model. Elements of 8 bytes are the model's own (model::phantom), so a
+// plan of doubles shares the simulation the drop-in library's choice runs.
 template <Topology Topo, class T, model::CollectiveKind Kind>
 plan_summary plan_of(Kind k, int p, std::size_t m, const options& opt) {
-  using E = model::sized_phantom<sizeof(T)>;
+  using E = std::conditional_t<sizeof(T) == sizeof(model::phantom), model::phantom,
+                               model::sized_phantom<sizeof(T)>>;
   const model::network net = model::network::complete(p).with(model::ports::single);
   const model::cost_params cost = model::params_of(opt.cost, sizeof(T));
   auto predicted = [&](algorithm a) -> std::optional<double> {
@@ -55,14 +61,16 @@ plan_summary plan_of(Kind k, int p, std::size_t m, const options& opt) {
     o.algo = a;
     try {
       return model::simulate<Topo, E>(k, p, m, net, cost, o).time;
-    } catch (const std::invalid_argument&) {  // a does not apply here
+    } catch (const std::invalid_argument&) {  // too large to simulate
       return std::nullopt;
     }
   };
   plan_summary plan{opt.algo, {}};
   std::vector<std::pair<algorithm, double>> all;
-  for (int a = 1; a < algorithm_count; ++a)
-    if (const auto t = predicted(static_cast<algorithm>(a))) all.emplace_back(algorithm(a), *t);
+  const layout l = Topo::shape(p);
+  for (const applicable& e : algorithms_of(model::to_string(k)).algorithms())
+    if (meets<Topo>(e.need, l))
+      if (const auto t = predicted(e.algo)) all.emplace_back(e.algo, *t);
   if (plan.algo == algorithm::automatic) try {
       const std::vector<algorithm> takes = model::automatic_takes<Topo, E>(k, p, m, opt);
       if (!takes.empty()) plan.algo = takes.front();
