@@ -111,3 +111,49 @@ BOOST_AUTO_TEST_CASE(commutativity_trait) {
 static_assert(Transport<loopback::Comm>);
 static_assert(Transport<model::Counting<loopback::Comm>>);
 static_assert(Topology<Ring> && Topology<Mesh<3>> && Topology<Hypercube<4>> && Topology<Tree<5>>);
+
+// The algorithm table (core/algorithm_table.hpp) against the topologies:
+// what each need admits, and the rejection of a forced algorithm that does
+// not apply, which names exactly the algorithms that do apply there.
+BOOST_AUTO_TEST_CASE(the_algorithm_table_decides_where_an_algorithm_applies) {
+  const algorithm_row& bcast = algorithms_of("broadcast");
+  BOOST_TEST(detail::applies<Ring>(bcast, algorithm::pipelined, Ring::shape(5)));
+  BOOST_TEST(detail::applies<Mesh<2>>(bcast, algorithm::pipelined, Mesh<2>::shape(6)));
+  BOOST_TEST(!detail::applies<Hypercube<>>(bcast, algorithm::pipelined, Hypercube<>::shape(8)));
+  BOOST_TEST(!detail::applies<Tree<2>>(bcast, algorithm::pipelined, Tree<2>::shape(8)));
+  BOOST_TEST(!detail::applies<Ring>(bcast, algorithm::fold, Ring::shape(5)));  // not broadcast's
+  const algorithm_row& ag = algorithms_of("all_gather");
+  BOOST_TEST(detail::applies<Tree<3>>(ag, algorithm::fold, Tree<3>::shape(9)));
+  BOOST_TEST(detail::applies<Tree<3>>(ag, algorithm::fold, Tree<3>::shape(6)));  // 2 * 3
+  BOOST_TEST(!detail::applies<Tree<3>>(ag, algorithm::fold, Tree<3>::shape(7)));
+  BOOST_TEST(detail::applies<Hypercube<>>(ag, algorithm::fold, Hypercube<>::shape(7)));
+  BOOST_TEST(algorithms_of("no_such_collective").algorithms().empty());
+  static_assert(table_need("all_reduce", algorithm::recursive_doubling) ==
+                topology_need::complete_groups);
+  static_assert(table_need("all_to_all", algorithm::bidirectional) == topology_need::linear_dims);
+
+  auto rejection = []<class Topo>(Topo, const char* name, int p, algorithm a) -> std::string {
+    const detail::call_args call(name, &Topo::name, 0, p);
+    try {
+      detail::check_algorithm<Topo>(call, a);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  BOOST_TEST(rejection(Hypercube<>{}, "reduce", 4, algorithm::recursive_doubling) ==
+             "topocoll::reduce on rank 0 of 4: algorithm::recursive_doubling does not apply to "
+             "reduce on Hypercube<> (use algorithm::automatic, algorithm::tree, "
+             "algorithm::reduce_scatter_gather, algorithm::naive)");
+  BOOST_TEST(rejection(Hypercube<>{}, "scatter", 4, algorithm::pipelined) ==
+             "topocoll::scatter on rank 0 of 4: algorithm::pipelined needs the Ring or a Mesh<K> "
+             "(a topology of linear dimensions), got Hypercube<> (use algorithm::automatic, "
+             "algorithm::tree)");
+  BOOST_TEST(rejection(Tree<4>{}, "all_reduce", 5, algorithm::reduce_scatter_all_gather) ==
+             "topocoll::all_reduce on rank 0 of 5: algorithm::reduce_scatter_all_gather on "
+             "Tree<4> needs complete digit groups, p = r K^j with r <= K, got p = 5 (use "
+             "algorithm::automatic, algorithm::reduce_broadcast, algorithm::tree)");
+  BOOST_TEST(rejection(Ring{}, "scatter", 4, algorithm::pipelined) == "accepted");
+  BOOST_TEST(rejection(Tree<4>{}, "all_reduce", 16, algorithm::recursive_doubling) == "accepted");
+  BOOST_TEST(rejection(Ring{}, "all_reduce", 4, algorithm::automatic) == "accepted");
+}
