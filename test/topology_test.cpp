@@ -133,7 +133,7 @@ BOOST_AUTO_TEST_CASE(the_algorithm_table_decides_where_an_algorithm_applies) {
   static_assert(table_need("all_to_all", algorithm::bidirectional) == topology_need::linear_dims);
 
   auto rejection = []<class Topo>(Topo, const char* name, int p, algorithm a) -> std::string {
-    const detail::call_args call(name, &Topo::name, 0, p);
+    const detail::call_args call(name, 0, p);
     try {
       detail::check_algorithm<Topo>(call, a);
     } catch (const std::invalid_argument& e) {

@@ -45,9 +45,7 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail {
 
 class call_args {
  public:
-  // topology: the policy's name(), called only to word a rejection
-  call_args(std::string_view name, std::string (*topology)(), int rank, int p)
-      : name_(name), topology_(topology), rank_(rank), p_(p) {}
+  call_args(std::string_view name, int rank, int p) : name_(name), rank_(rank), p_(p) {}
 
   std::string_view name() const { return name_; }
   int rank() const { return rank_; }
@@ -178,7 +176,6 @@ class call_args {
 
  private:
   std::string_view name_;
-  std::string (*topology_)();
   int rank_, p_;
 };
 
@@ -293,7 +290,7 @@ concept block_element = std::is_default_constructible_v<T> && std::is_copy_assig
 // the topology can be laid over p ranks.
 template <Topology Topo, Transport C>
 call_args open_call(std::string_view name, const C& c) {
-  const call_args call(name, &Topo::name, c.rank(), c.size());
+  const call_args call(name, c.rank(), c.size());
   if (!Topo::holds(call.p())) call.reject(Topo::why_not(call.p()));
   return call;
 }
