@@ -7,10 +7,12 @@
 //
 // A row lists the algorithms a collective accepts in options::algo, besides
 // algorithm::automatic, each with what it needs of the topology. Whether a
-// need is met is the topology's to say (topology/topology.hpp, meets).
+// need is met is the topology's to say (topology/needs.hpp, meets).
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -26,12 +28,6 @@ enum class topology_need : unsigned char {
   linear_dims,      // every dimension linear, a chain to stream along: Ring, Mesh<K>
   complete_groups,  // a fold: on Tree<K>, p = r K^j with r <= K (complete digit groups)
 };
-
-constexpr std::string_view to_string(topology_need n) {
-  constexpr std::string_view names[] = {"every topology", "Ring, Mesh<K>",
-                                        "complete digit groups on Tree<K>"};
-  return names[static_cast<std::size_t>(n)];
-}
 
 struct applicable {
   algorithm algo;
@@ -51,32 +47,35 @@ struct algorithm_row {
 };
 
 namespace detail::table {
+
+constexpr algorithm_row row(std::string_view collective, std::initializer_list<applicable> list) {
+  if (list.size() > algorithm_row::max_algorithms) throw "algorithm_row: raise max_algorithms";
+  algorithm_row r{collective, {}, list.size()};
+  std::copy(list.begin(), list.end(), r.entries.begin());
+  return r;
+}
+
 using enum algorithm;
 using enum topology_need;
 inline constexpr algorithm_row rows[] = {
-    {"broadcast",
-     {{{tree, any}, {pipelined, linear_dims}, {scatter_all_gather, any}, {naive, any}}},
-     4},
-    {"broadcast from several roots", {{{fold, any}, {tree, any}}}, 2},
-    {"reduce",
-     {{{tree, any}, {pipelined, linear_dims}, {reduce_scatter_gather, any}, {naive, any}}},
-     4},
-    {"all_reduce",
-     {{{recursive_doubling, complete_groups},
-       {reduce_scatter_all_gather, complete_groups},
-       {reduce_broadcast, any},
-       {tree, any}}},
-     4},
-    {"all_gather", {{{tree, any}, {fold, complete_groups}, {naive, any}}}, 3},
-    {"reduce_scatter", {{{tree, any}, {fold, complete_groups}}}, 2},
-    {"scan", {{{recursive_doubling, any}}}, 1},
-    {"exclusive_scan", {{{recursive_doubling, any}}}, 1},
-    {"scatter", {{{tree, any}, {pipelined, linear_dims}}}, 2},
-    {"gather", {{{tree, any}, {pipelined, linear_dims}}}, 2},
-    {"all_to_all",
-     {{{store_and_forward, any}, {pairwise, any}, {bidirectional, linear_dims}, {naive, any}}},
-     4},
-    {"all_to_all_v", {{{pairwise, any}, {two_stage, any}}}, 2},
+    row("broadcast",
+        {{tree, any}, {pipelined, linear_dims}, {scatter_all_gather, any}, {naive, any}}),
+    row("broadcast from several roots", {{fold, any}, {tree, any}}),
+    row("reduce",
+        {{tree, any}, {pipelined, linear_dims}, {reduce_scatter_gather, any}, {naive, any}}),
+    row("all_reduce", {{recursive_doubling, complete_groups},
+                       {reduce_scatter_all_gather, complete_groups},
+                       {reduce_broadcast, any},
+                       {tree, any}}),
+    row("all_gather", {{tree, any}, {fold, complete_groups}, {naive, any}}),
+    row("reduce_scatter", {{tree, any}, {fold, complete_groups}}),
+    row("scan", {{recursive_doubling, any}}),
+    row("exclusive_scan", {{recursive_doubling, any}}),
+    row("scatter", {{tree, any}, {pipelined, linear_dims}}),
+    row("gather", {{tree, any}, {pipelined, linear_dims}}),
+    row("all_to_all",
+        {{store_and_forward, any}, {pairwise, any}, {bidirectional, linear_dims}, {naive, any}}),
+    row("all_to_all_v", {{pairwise, any}, {two_stage, any}}),
 };
 inline constexpr algorithm_row unknown{"", {}, 0};
 }  // namespace detail::table
