@@ -29,14 +29,25 @@ std::array<choice, function_count> choices{};
 constexpr std::string_view topology_names[] = {"Hypercube", "Ring", "Mesh<2>", "Tree<2>",
                                                "Tree<4>"};
 
+// The model's collective for f, in function's order; none for MPI_Alltoallv
+// (sizes differ per rank).
+std::optional<model::collective> modelled(function f) {
+  using k = model::collective;
+  constexpr k of[] = {k::broadcast,      k::reduce,         k::all_reduce, k::all_gather,
+                      k::reduce_scatter, k::reduce_scatter, k::scan,       k::exclusive_scan,
+                      k::scatter,        k::gather,         k::all_to_all};
+  static_assert(std::size(of) == static_cast<std::size_t>(function::alltoallv),
+                "one model collective per function before alltoallv");
+  const auto i = static_cast<std::size_t>(f);
+  if (i < std::size(of)) return of[i];
+  return std::nullopt;
+}
+
 // The algorithm table's row (core/algorithm_table.hpp) of the collective that
 // serves f: the algorithms f accepts, and what each needs of the topology.
 const algorithm_row& table_row(function f) {
-  constexpr std::string_view collective_of[] = {
-      "broadcast", "reduce",         "all_reduce", "all_gather", "reduce_scatter", "reduce_scatter",
-      "scan",      "exclusive_scan", "scatter",    "gather",     "all_to_all",     "all_to_all_v"};
-  static_assert(std::size(collective_of) == function_count, "one collective per function");
-  return algorithms_of(collective_of[static_cast<std::size_t>(f)]);
+  const std::optional<model::collective> k = modelled(f);
+  return algorithms_of(k ? model::to_string(*k) : "all_to_all_v");
 }
 
 template <class Names, class Show>
@@ -113,20 +124,6 @@ function select_one(std::string_view entry) {
     c.algo = parse_algorithm(entry, f, c.topo, trimmed(rest.substr(colon + 1)));
   choices[static_cast<std::size_t>(f)] = c;
   return f;
-}
-
-// The model's collective for f, in function's order; none for MPI_Alltoallv
-// (sizes differ per rank).
-std::optional<model::collective> modelled(function f) {
-  using k = model::collective;
-  constexpr k of[] = {k::broadcast,      k::reduce,         k::all_reduce, k::all_gather,
-                      k::reduce_scatter, k::reduce_scatter, k::scan,       k::exclusive_scan,
-                      k::scatter,        k::gather,         k::all_to_all};
-  static_assert(std::size(of) == static_cast<std::size_t>(function::alltoallv),
-                "one model collective per function before alltoallv");
-  const auto i = static_cast<std::size_t>(f);
-  if (i < std::size(of)) return of[i];
-  return std::nullopt;
 }
 
 // Whether k's size counts per block, p blocks per rank.
