@@ -13,6 +13,8 @@ file(READ ${DOC} _text)
 set(_begin "<!-- topocoll-model --algorithms -->\n")
 string(FIND "${_text}" "${_begin}${_table}<!-- end -->" _at)
 if(_at EQUAL -1)
-  message(FATAL_ERROR "${DOC}: its algorithm table differs from the library's; "
-                      "put what `topocoll-model --algorithms` prints between its markers")
+  # Indented lines reach the reader (and the self-test's expectation) unwrapped.
+  message(FATAL_ERROR "${DOC} does not match the library:\n"
+                      "  its algorithm table differs from the library's; put what "
+                      "`topocoll-model --algorithms` prints between its markers")
 endif()
