@@ -243,10 +243,10 @@ BOOST_AUTO_TEST_CASE(a_bad_cost_model_throws_naming_the_field) {
 BOOST_AUTO_TEST_CASE(a_zero_start_up_keeps_pipeline_segments_at_a_floor) {
   cost_model free_start;
   free_start.ts_us = 0.0;
-  const std::size_t floor = detail::one_to_all::min_segment_bytes(cost_model{});
-  BOOST_TEST(detail::one_to_all::min_segment_bytes(free_start) == floor);
+  const std::size_t floor = detail::pipeline::min_segment_bytes(cost_model{});
+  BOOST_TEST(detail::pipeline::min_segment_bytes(free_start) == floor);
   const std::size_t m = 100000;
-  BOOST_TEST(detail::one_to_all::ring_segments<double>(m, 8, free_start) <=
+  BOOST_TEST(detail::pipeline::ring_segments<double>(m, 8, free_start) <=
              std::max<std::size_t>(1, m * sizeof(double) / floor));
 }
 
@@ -257,10 +257,10 @@ BOOST_AUTO_TEST_CASE(a_zero_start_up_keeps_pipeline_segments_at_a_floor) {
 BOOST_AUTO_TEST_CASE(the_segment_floor_caps_the_pipeline_segments) {
   const std::size_t m = (std::size_t{1} << 20) / sizeof(double);
   cost_model seeds;
-  BOOST_TEST(detail::one_to_all::ring_segments<double>(m, 16, seeds) == 4u);
+  BOOST_TEST(detail::pipeline::ring_segments<double>(m, 16, seeds) == 4u);
   seeds.segment_floor = 0;
-  BOOST_TEST(detail::one_to_all::min_segment_bytes(seeds) == 1u);
-  BOOST_TEST(detail::one_to_all::ring_segments<double>(m, 16, seeds) == 54u);
+  BOOST_TEST(detail::pipeline::min_segment_bytes(seeds) == 1u);
+  BOOST_TEST(detail::pipeline::ring_segments<double>(m, 16, seeds) == 54u);
   cost_model negative;
   negative.segment_floor = -1;
   const std::string what = invalid_argument_of([&](loopback::Comm& c) {

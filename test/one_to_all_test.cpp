@@ -544,7 +544,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(pieces_on_a_3_cube_follow_the_seeds_cost, Cfg, tc_
           // automatic: 3 sends from the root (tree) just below pieces of
           // min_segment_bytes, 6 (pieces) from there on: n doubles in 8 pieces
           // of n bytes
-          const std::size_t edge = detail::one_to_all::min_segment_bytes(cm);
+          const std::size_t edge = detail::pipeline::min_segment_bytes(cm);
           for (std::size_t n : {edge - 1, edge}) {
             std::vector<double> x(n, 2.0), y(n);
             cc.clear();
@@ -620,7 +620,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(ring_is_recursive_halving_or_a_pipeline, Cfg, tc_t
           // r from the cost model's optimum; reduce streams them back.
           const std::size_t big = 40;
           const options seg{algorithm::pipelined, cost_model{1.0, 1.0}};
-          const std::size_t nseg = detail::one_to_all::ring_segments<int>(big, p, seg.cost);
+          const std::size_t nseg = detail::pipeline::ring_segments<int>(big, p, seg.cost);
           if (p > 2) check.expect(nseg > 1, ctx, "expected several segments, got ", nseg);
           std::vector<int> long_buf(big, r == root ? 3 : 0), sum(r == root ? big : 0);
           for (bool red : {false, true}) {
@@ -661,18 +661,18 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(ring_is_recursive_halving_or_a_pipeline, Cfg, tc_t
           cc.clear();
           broadcast<Topo>(cc, x, root, options{algorithm::automatic, cost});
           check.equal(x, std::vector<int>(m_long, 5), "automatic broadcast of 2^16 ints, rank ", r);
-          const bool pipe = detail::one_to_all::ring_pipeline_wins<int>(m_long, p, cost);
+          const bool pipe = detail::pipeline::ring_pipeline_wins<int>(m_long, p, cost);
           if (p >= 3)
             check.expect(pipe == (cost.ts_us < 1.0), "the model (t_s ", cost.ts_us,
                          ") should prefer the ", cost.ts_us < 1.0 ? "pipeline" : "tree", " at p ",
                          p);
           // ... unless the pieces are cheaper still: p - 1 sends to scatter, p - 1 to all-gather
-          const bool pieces = detail::one_to_all::pieces_win<Topo, int>(
-              Topo::shape(p), m_long, root, detail::one_to_all::rs_messages::one, cost);
+          const bool pieces = detail::one_to_all_pieces::pieces_win<Topo, int>(
+              Topo::shape(p), m_long, root, detail::all_to_all_broadcast::rs_messages::one, cost);
           if (r == root)
             check.expect(
                 cc.sends() == (pieces ? 2 * static_cast<std::size_t>(p - 1)
-                               : pipe ? detail::one_to_all::ring_segments<int>(m_long, p, cost)
+                               : pipe ? detail::pipeline::ring_segments<int>(m_long, p, cost)
                                       : static_cast<std::size_t>(detail::ceil_log2(p))),
                 "automatic broadcast on Ring p ", p, ": root sent ", cc.sends(), " messages");
         }
@@ -730,7 +730,7 @@ std::size_t check_phases(const model::Counting<C>& cc, const expected_pipeline& 
     const int j = up ? i : x.l.ndims - 1 - i;
     const on_line s = line_along(x.l, x.rank, x.root, j);
     if (!s.on) continue;
-    const std::size_t r = detail::one_to_all::ring_segments<T>(x.m, s.n, x.cost);
+    const std::size_t r = detail::pipeline::ring_segments<T>(x.m, s.n, x.cost);
     const bool gets = s.pos != (up ? s.n - 1 : 0), gives = s.pos != (up ? 0 : s.n - 1);
     const int from = up ? s.next : s.prev, to = up ? s.prev : s.next;
     std::size_t sends = 0, recvs = 0, sent = 0, got = 0;
@@ -860,16 +860,16 @@ void check_automatic_choice(model::Counting<C>& cc, const layout& l, Check& chec
     cc.clear();
     broadcast<Topo>(cc, y, root, options{algorithm::automatic, cost});
     check.equal(y, std::vector<int>(m, 5), Topo::name(), " automatic broadcast, rank ", r);
-    const bool pipe = detail::one_to_all::pipeline_wins<int>(l, m, cost);
-    const bool pieces = detail::one_to_all::pieces_win<Topo, int>(
-        l, m, root, detail::one_to_all::rs_messages::one, cost);
+    const bool pipe = detail::pipeline::pipeline_wins<int>(l, m, cost);
+    const bool pieces = detail::one_to_all_pieces::pieces_win<Topo, int>(
+        l, m, root, detail::all_to_all_broadcast::rs_messages::one, cost);
     bool long_side = false;
     std::size_t root_sends = 0;
     for (int j = 0; j < l.ndims; ++j) {
       const int s = l.dims[j].radix;
       long_side = long_side || s >= 3;
       root_sends += pieces ? 2 * static_cast<std::size_t>(s - 1)
-                    : pipe ? detail::one_to_all::ring_segments<int>(m, s, cost)
+                    : pipe ? detail::pipeline::ring_segments<int>(m, s, cost)
                            : static_cast<std::size_t>(detail::ceil_log2(s));
     }
     check.expect(pipe == (long_side && cost.ts_us < 1.0), Topo::name(), " p ", p,
@@ -896,7 +896,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(pipeline_runs_down_the_column_then_along_the_rows,
       on_ranks([&](auto& comm, Check& check) {
         model::Counting cc(comm);
         for (int j = 0; j < d.l.ndims; ++j)
-          check.expect(d.l.dims[j].radix < 3 || detail::one_to_all::ring_segments<int>(
+          check.expect(d.l.dims[j].radix < 3 || detail::pipeline::ring_segments<int>(
                                                     d.m, d.l.dims[j].radix, d.seg.cost) > 1,
                        Topo::name(), " p ", p, ": one segment along a side of ", d.l.dims[j].radix);
         for (int root : roots) {

@@ -362,7 +362,7 @@ BOOST_AUTO_TEST_CASE(ring_pipeline_at_the_kernels_r) {
     for (std::size_t m0 : {2000, 30000}) {
       std::size_t m = m0, r = 1;
       for (;; ++m) {
-        r = tc::detail::one_to_all::ring_segments<sim::phantom>(m, p, opt.cost);
+        r = tc::detail::pipeline::ring_segments<sim::phantom>(m, p, opt.cost);
         if (m % r == 0) break;
       }
       BOOST_TEST_REQUIRE(r > 1);
@@ -391,7 +391,7 @@ BOOST_AUTO_TEST_CASE(ring_pipeline_takes_r_opt_without_a_floor) {
       const double r_opt = std::sqrt(m * (p - 2) * tw / ts);
       const auto formula = [&](double r) { return (p - 2 + r) * (ts + tw * m / r); };
       const auto r =
-          static_cast<double>(tc::detail::one_to_all::ring_segments<sim::phantom>(m, p, opt.cost));
+          static_cast<double>(tc::detail::pipeline::ring_segments<sim::phantom>(m, p, opt.cost));
       const double other = r > r_opt ? r - 1 : r + 1;
       BOOST_TEST((r == std::floor(r_opt) || r == std::ceil(r_opt)), "p " << p << " m " << m);
       BOOST_TEST((other < 1 || formula(r) <= formula(other)), "p " << p << " m " << m);

@@ -49,7 +49,7 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
   const layout l = Topo::shape(call.p());
   if (!scope.proceed()) return;
   if (call.nothing_to_do(in, out)) return;
-  all_to_all_broadcast::all_reduce<Topo>(c, l, in, out, op, opt);
+  all_reduce::all_reduce<Topo>(c, l, in, out, op, opt);
 }
 
 }  // namespace detail

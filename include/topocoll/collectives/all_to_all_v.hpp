@@ -96,7 +96,7 @@ all_to_all_v(C& c, In&& input, Counts&& send_counts_in, const options& opt = {})
     r.data.assign(in.begin(), in.end());
     return r;
   }
-  detail::personalized::all_to_all_v<Topo>(c, Topo::shape(call.p()), in, send_counts, r, opt);
+  detail::personalized_v::all_to_all_v<Topo>(c, Topo::shape(call.p()), in, send_counts, r, opt);
   return r;
 }
 
@@ -151,9 +151,9 @@ void all_to_all_v(C& c, In&& input, SendCounts&& send_counts_in, Out&& output,
                                        send_counts[0],
                                        " elements to itself, recv_counts[0] = ", recv_counts[0]));
   if (call.p() == 1) return detail::copy_to(in, out);
-  detail::personalized::all_to_all_v<Topo>(c, Topo::shape(call.p()),
-                                           detail::personalized::counted<const T>{in, send_counts},
-                                           detail::personalized::counted<T>{out, recv_counts}, opt);
+  detail::personalized_v::all_to_all_v<Topo>(
+      c, Topo::shape(call.p()), detail::personalized_v::counted<const T>{in, send_counts},
+      detail::personalized_v::counted<T>{out, recv_counts}, opt);
 }
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

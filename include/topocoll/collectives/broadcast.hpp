@@ -67,9 +67,9 @@ template <Topology Topo, Transport C, OutputBuffer Buf>
   if (!scope.proceed() || call.p() == 1 || buf.empty()) return;
   const layout l = Topo::shape(call.p());
   auto bcast = [&]<class U>(std::span<U> b) {
-    if (one_to_all::in_pieces<Topo, U>(opt, algorithm::scatter_all_gather, l, b.size(), root,
-                                       one_to_all::rs_messages::one))
-      one_to_all::scatter_all_gather<Topo>(c, l, b, root);
+    if (one_to_all_pieces::in_pieces<Topo, U>(opt, algorithm::scatter_all_gather, l, b.size(), root,
+                                              all_to_all_broadcast::rs_messages::one))
+      one_to_all_pieces::scatter_all_gather<Topo>(c, l, b, root);
     else
       one_to_all::broadcast<Topo>(c, l, b, root, opt);
   };

@@ -52,9 +52,10 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
   if (call.nothing_to_do(in, out)) return;
   using T = buffer_value_t<Out>;
   const layout l = Topo::shape(call.p());
-  if (one_to_all::in_pieces<Topo, T>(opt, algorithm::reduce_scatter_gather, l, in.size(), root,
-                                     one_to_all::rs_messages_for<Topo, T, Op>()))
-    return one_to_all::reduce_scatter_gather<Topo>(c, l, in_out{in, out}, op, root);
+  if (one_to_all_pieces::in_pieces<Topo, T>(opt, algorithm::reduce_scatter_gather, l, in.size(),
+                                            root,
+                                            all_to_all_broadcast::rs_messages_for<Topo, T, Op>()))
+    return one_to_all_pieces::reduce_scatter_gather<Topo>(c, l, in_out{in, out}, op, root);
   one_to_all::reduce<Topo>(c, l, in_out{in, out}, op, root, opt);
 }
 

@@ -28,9 +28,23 @@
 #include "one_to_all.hpp"
 #include "prefix.hpp"
 
-namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::all_to_all_broadcast {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::all_reduce {
 
-// ---- all_reduce ------------------------------------------------------------------
+// The all-to-all broadcast fold's parts that the compositions below use.
+using all_to_all_broadcast::active_layout;
+using all_to_all_broadcast::all_gather_reversed;
+using all_to_all_broadcast::even_pieces;
+using all_to_all_broadcast::fold_time;
+using all_to_all_broadcast::hand_over;
+using all_to_all_broadcast::make_fold;
+using all_to_all_broadcast::place;
+using all_to_all_broadcast::reduce_scatter_fold;
+using all_to_all_broadcast::rs_fold_buffers;
+using all_to_all_broadcast::rs_messages;
+using all_to_all_broadcast::rs_messages_for;
+using all_to_all_broadcast::rs_order;
+using all_to_all_broadcast::rs_work_size;
+using all_to_all_broadcast::with_fold;
 
 // The t_s + t_w m model of all_reduce's two dimension folds over vl: every
 // rank exchanges at every step, messages of `bytes` (recursive doubling), or
@@ -185,4 +199,4 @@ void all_reduce(C& c, const layout& l, std::span<const T> in, std::span<T> out, 
       [&](int to) { c.send(to, detail::tag::fold, cspan(out)); });
 }
 
-}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::all_to_all_broadcast
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::all_reduce

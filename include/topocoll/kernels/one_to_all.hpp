@@ -255,7 +255,7 @@ void send_partial(C& c, int peer, int tag, std::span<const T> data, std::size_t 
   if (r == 1) return c.send(peer, tag, data);
   send_batch<C, T> sends(c, r);
   for (std::size_t i = 0; i < r; ++i) {
-    const auto [lo, n] = segment(data.size(), r, i);
+    const auto [lo, n] = pipeline::segment(data.size(), r, i);
     sends.send(peer, tag, data.subspan(lo, n));
   }
   sends.wait();
@@ -282,7 +282,7 @@ template <Transport C, class T, class Op>
 void recv_combine(C& c, int peer, int tag, const combining<T>& b, child_side side, const Op& op) {
   const bool apart = b.src.data() != b.dst.data();
   for (std::size_t i = 0; i < b.segments; ++i) {
-    const auto [lo, n] = segment(b.dst.size(), b.segments, i);
+    const auto [lo, n] = pipeline::segment(b.dst.size(), b.segments, i);
     const std::span<T> d = b.dst.subspan(lo, n);
     if (apart) {  // d = src op partial, or partial op src
       c.recv(peer, tag, d);
@@ -319,7 +319,7 @@ void tree_reduce(C& c, const layout& l, in_out<T> io, const Op& op, reduce_to to
     if (acc.empty())  // the first child; the root accumulates in place
       acc = rank == root && t.root == root ? out : acc_store.emplace(in.size()).span();
     if (mine.data() == acc.data() && !seg)  // a segment can no longer arrive in acc
-      seg.emplace(segment(in.size(), r, 0).second);
+      seg.emplace(pipeline::segment(in.size(), r, 0).second);
     const bool lower = xor_binary && t.root != 0 && (t.root & l.dims[e.dim].stride) != 0;
     recv_combine(c, peer, to.tag, combining<T>{mine, acc, seg ? seg->span() : std::span<T>{}, r},
                  lower ? child_side::lower : child_side::higher, op);
@@ -400,8 +400,9 @@ void naive_reduce(C& c, in_out<T> io, const Op& op, int root, int tag) {
 // model says it is cheaper (large m), or where it is forced.
 template <Topology Topo, class T>
 bool pipelined(algorithm forced, std::size_t m, const layout& l, const cost_model& cost) {
-  return chain_dims<Topo> && (forced == algorithm::pipelined ||
-                              (forced == algorithm::automatic && pipeline_wins<T>(l, m, cost)));
+  return chain_dims<Topo> &&
+         (forced == algorithm::pipelined ||
+          (forced == algorithm::automatic && pipeline::pipeline_wins<T>(l, m, cost)));
 }
 
 template <Topology Topo, Transport C, class T>
@@ -409,7 +410,8 @@ void broadcast(C& c, const layout& l, std::span<T> buf, int root, const options&
   if (opt.algo == algorithm::naive) return naive_broadcast(c, buf, root, detail::tag::broadcast);
   if constexpr (chain_dims<Topo>)
     if (pipelined<Topo, T>(opt.algo, buf.size(), l, opt.cost))
-      return pipelined_broadcast(c, chains<Topo>{l, root, opt.cost}, buf, detail::tag::broadcast);
+      return pipeline::pipelined_broadcast(c, pipeline::chains<Topo>{l, root, opt.cost}, buf,
+                                           detail::tag::broadcast);
   broadcast_sweep(c, rooted_tree<Topo>{l, root}, buf, detail::tag::broadcast);
 }
 
@@ -427,8 +429,8 @@ void reduce(C& c, const layout& l, in_out<T> io, const Op& op, int root, const o
       std::optional<scratch<T>> result;
       std::span<T> dst = out;
       if (c.rank() == chain_root && chain_root != root) dst = result.emplace(m).span();
-      pipelined_reduce(c, chains<Topo>{l, chain_root, opt.cost}, in_out<T>{in, dst}, op,
-                       detail::tag::reduce);
+      pipeline::pipelined_reduce(c, pipeline::chains<Topo>{l, chain_root, opt.cost},
+                                 in_out<T>{in, dst}, op, detail::tag::reduce);
       return forward(c, chain_root, root, std::span<const T>(dst), out, detail::tag::forward);
     }
   }
@@ -464,7 +466,8 @@ void scatter(C& c, const layout& l, std::span<const T> in, std::span<T> out, int
              const options& opt) {
   if constexpr (chain_dims<Topo>)
     if (pipelined_blocks<Topo, T>(opt.algo, out.size(), l, opt.cost))
-      return pipelined_scatter(c, chains<Topo>{l, root, opt.cost}, in, out, detail::tag::scatter);
+      return pipeline::pipelined_scatter(c, pipeline::chains<Topo>{l, root, opt.cost}, in, out,
+                                         detail::tag::scatter);
   tree_scatter<Topo>(c, l, in_out<T>{in, out}, root, detail::tag::scatter);
 }
 
@@ -473,7 +476,8 @@ void gather(C& c, const layout& l, std::span<const T> in, std::span<T> out, int 
             const options& opt) {
   if constexpr (chain_dims<Topo>)
     if (pipelined_blocks<Topo, T>(opt.algo, in.size(), l, opt.cost))
-      return pipelined_gather(c, chains<Topo>{l, root, opt.cost}, in, out, detail::tag::gather);
+      return pipeline::pipelined_gather(c, pipeline::chains<Topo>{l, root, opt.cost}, in, out,
+                                        detail::tag::gather);
   tree_gather<Topo>(c, l, in_out<T>{in, out}, root, detail::tag::gather);
 }
 

@@ -34,9 +34,7 @@
 #include "one_to_all.hpp"
 #include "pipeline.hpp"
 
-namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::one_to_all {
-
-namespace a2ab = all_to_all_broadcast;
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::one_to_all_pieces {
 
 // f(std::type_identity<S>{}, layout): the topology the pieces travel over.
 template <Topology Topo, class F>
@@ -47,8 +45,7 @@ decltype(auto) on_piece_topology(const layout& l, F&& f) {
 
 // ---- the model -------------------------------------------------------------------
 
-using a2ab::rs_messages;
-using a2ab::rs_messages_for;
+using all_to_all_broadcast::rs_messages;
 
 // The split over S's layout l: all_reduce's figure for reduce-scatter +
 // all-gather (a scatter or a gather costs what an all-gather does: the same
@@ -60,7 +57,8 @@ double pieces_time(const layout& l, std::size_t bytes, int root, rs_messages rs,
                    const cost_model& cm) {
   const fold_map f = S::folding(l);
   double t =
-      a2ab::predict_all_reduce(a2ab::active_layout<S>(l), bytes, rs, cm).reduce_scatter_all_gather;
+      all_reduce::predict_all_reduce(all_to_all_broadcast::active_layout<S>(l), bytes, rs, cm)
+          .reduce_scatter_all_gather;
   if (f.e != 0) t += cm.message(bytes) * (f.folded_away(root) ? 2 : 1);
   return t;
 }
@@ -76,15 +74,16 @@ template <Topology Topo, class T>
                                            rs_messages rs, const cost_model& model) {
   const std::size_t m = bytes / sizeof(T);
   const cost_model cm = model.at_size(bytes);
-  double best = tree_time<Topo>(l, bytes, cm);
+  double best = one_to_all::tree_time<Topo>(l, bytes, cm);
   if constexpr (chain_dims<Topo>) {
     double pipe = 0;
-    for (int j = 0; j < l.ndims; ++j) pipe += ring_pipeline_time<T>(m, l.dims[j].radix, cm);
+    for (int j = 0; j < l.ndims; ++j)
+      pipe += pipeline::ring_pipeline_time<T>(m, l.dims[j].radix, cm);
     best = std::min(best, pipe);
   }
   return on_piece_topology<Topo>(l, [&]<class S>(std::type_identity<S>, const layout& sl) {
     const auto pieces = static_cast<std::size_t>(S::folding(sl).active());
-    return bytes / pieces >= startups_bytes(cm.piece_floor, cm) &&
+    return bytes / pieces >= pipeline::startups_bytes(cm.piece_floor, cm) &&
            pieces_time<S>(sl, bytes, root, rs, cm) < best;
   });
 }
@@ -97,7 +96,8 @@ template <Topology Topo, class T>
 bool pieces_win(const layout& l, std::size_t m, int root, rs_messages rs, const cost_model& cm) {
   const std::size_t bytes = m * sizeof(T);
   // no piece can reach a segment: nothing to price (a short call stays short)
-  if (!std::is_trivially_copyable_v<T> || l.p < 2 || bytes < unsplit_bytes(cm.piece_floor, cm))
+  if (!std::is_trivially_copyable_v<T> || l.p < 2 ||
+      bytes < pipeline::unsplit_bytes(cm.piece_floor, cm))
     return false;
   return pieces_priced_lower<Topo, T>(l, bytes, root, rs, cm);
 }
@@ -120,8 +120,8 @@ void scatter_all_gather_on(C& c, const layout& l, std::span<T> buf, int root) {
   constexpr int tg = detail::tag::broadcast;
   const fold_map f = S::folding(l);
   const int lead = f.folded_away(root) ? root + 1 : root;
-  const std::vector<std::size_t> off = a2ab::even_pieces(buf.size(), f.active());
-  a2ab::with_fold<S>(
+  const std::vector<std::size_t> off = all_to_all_broadcast::even_pieces(buf.size(), f.active());
+  all_to_all_broadcast::with_fold<S>(
       c, l,
       [&](int to) {
         if (c.rank() == root) c.send(to, detail::tag::fold, cspan(buf));
@@ -131,9 +131,10 @@ void scatter_all_gather_on(C& c, const layout& l, std::span<T> buf, int root) {
         if (from == root) c.recv(from, detail::tag::fold, buf);
       },
       [&](const layout& vl, int w, const auto& fm) {
-        const a2ab::place<fold_map> at{tg, vl, w, fm};
-        a2ab::rooted_fold<S, a2ab::rooted::scatter>(c, at, buf, off.data(), f.to_virtual(lead));
-        a2ab::all_gather_reversed<S>(c, at, buf, off.data());
+        const all_to_all_broadcast::place<fold_map> at{tg, vl, w, fm};
+        all_to_all_broadcast::rooted_fold<S, all_to_all_broadcast::rooted::scatter>(
+            c, at, buf, off.data(), f.to_virtual(lead));
+        all_to_all_broadcast::all_gather_reversed<S>(c, at, buf, off.data());
       },
       [&](int to) { c.send(to, detail::tag::fold, cspan(buf)); });
 }
@@ -157,11 +158,11 @@ void reduce_scatter_gather_on(C& c, const layout& l, in_out<T> io, const Op& op,
   const fold_map f = S::folding(l);
   const int rank = c.rank(), lead = f.folded_away(root) ? root + 1 : root;
   const bool odd_of_pair = rank < 2 * f.e && !f.folded_away(rank);
-  const std::vector<std::size_t> off = a2ab::even_pieces(in.size(), f.active());
+  const std::vector<std::size_t> off = all_to_all_broadcast::even_pieces(in.size(), f.active());
   scratch<T> work(rank == root ? 0 : in.size()), held(odd_of_pair ? in.size() : 0);
   const std::span<T> acc = rank == root ? out : work.span();
   std::span<const T> src = in;
-  a2ab::with_fold<S>(
+  all_to_all_broadcast::with_fold<S>(
       c, l,
       [&](int to) {
         c.send(to, detail::tag::fold, in);
@@ -173,9 +174,10 @@ void reduce_scatter_gather_on(C& c, const layout& l, in_out<T> io, const Op& op,
         src = acc;
       },
       [&](const layout& vl, int w, const auto& fm) {
-        const a2ab::place<fold_map> at{detail::tag::reduce, vl, w, fm};
-        a2ab::reduce_scatter_pieces<S>(c, at, src, acc, off.data(), op);
-        a2ab::rooted_fold<S, a2ab::rooted::gather>(c, at, acc, off.data(), f.to_virtual(lead));
+        const all_to_all_broadcast::place<fold_map> at{detail::tag::reduce, vl, w, fm};
+        all_reduce::reduce_scatter_pieces<S>(c, at, src, acc, off.data(), op);
+        all_to_all_broadcast::rooted_fold<S, all_to_all_broadcast::rooted::gather>(
+            c, at, acc, off.data(), f.to_virtual(lead));
       },
       [&](int to) {
         if (to == root) c.send(to, detail::tag::fold, cspan(acc));
@@ -189,4 +191,4 @@ void reduce_scatter_gather(C& c, const layout& l, in_out<T> io, const Op& op, in
   });
 }
 
-}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::one_to_all
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::one_to_all_pieces

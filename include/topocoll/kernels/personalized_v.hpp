@@ -47,7 +47,16 @@ struct all_to_all_v_result {
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE
 
-namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::personalized {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::personalized_v {
+
+// The personalized exchange's parts that the variable-count forms use.
+using personalized::all_to_all;
+using personalized::direct_exchange;
+using personalized::empty_blocks;
+using personalized::exchange_blocks;
+using personalized::pair_from;
+using personalized::pair_to;
+using personalized::to_size;
 
 // d[i] = counts[0] + ... + counts[i - 1], for i = 0 .. counts.size().
 inline void displacements(std::span<const std::size_t> counts, std::span<std::size_t> d) {
@@ -446,4 +455,4 @@ void all_to_all_v(C& c, const layout& l, counted<const T> send, const counted<T>
     direct_v(c, src, dst, empty_blocks::sent, tag::all_to_all_v);
 }
 
-}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::personalized
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::personalized_v

@@ -35,7 +35,7 @@
 #include "../topology/topology.hpp"
 #include "../version.hpp"
 
-namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::one_to_all {
+namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::pipeline {
 
 // ---- the model ----------------------------------------------------------------
 
@@ -399,4 +399,4 @@ void pipelined_gather(C& c, const chains<Topo>& g, std::span<const T> in, std::s
   });
 }
 
-}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::one_to_all
+}  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::pipeline

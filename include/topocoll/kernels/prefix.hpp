@@ -183,10 +183,10 @@ void scan_chain(C& c, in_out<T> io, const Op& op, scan_kind kind, const cost_mod
   const std::span<T> tmp = tmp_store.span();
   std::size_t r = 1;
   if constexpr (send_batch<C, T>::nonblocking && std::is_trivially_copyable_v<T>)
-    r = one_to_all::ring_segments<T>(m, p, cost);  // segments >= min_segment_bytes
+    r = pipeline::ring_segments<T>(m, p, cost);  // segments >= min_segment_bytes
   send_batch<C, T> sends(c, r);
   for (std::size_t i = 0; i < r; ++i) {
-    const auto [lo, n] = one_to_all::segment(m, r, i);
+    const auto [lo, n] = pipeline::segment(m, r, i);
     const std::span<const T> x = in.subspan(lo, n);
     const std::span<T> y = out.subspan(lo, n), t = tmp.empty() ? tmp : tmp.subspan(lo, n);
     std::span<const T> fwd = x;  // x_0 op ... op x_rank

@@ -300,10 +300,10 @@ std::vector<calibration::floor_time> floor_times(C& c, const calibration_setting
     m.*floor = f;
     v.push_back({f, 0.0,
                  pipeline
-                     ? topocoll::detail::one_to_all::ring_segments<double>(buf.size(), c.size(), m)
-                     : topocoll::detail::one_to_all::pieces_win<Hypercube<>, double>(
+                     ? topocoll::detail::pipeline::ring_segments<double>(buf.size(), c.size(), m)
+                     : topocoll::detail::one_to_all_pieces::pieces_win<Hypercube<>, double>(
                            Hypercube<>::shape(c.size()), buf.size(), 0,
-                           topocoll::detail::one_to_all::rs_messages::one, m)});
+                           topocoll::detail::all_to_all_broadcast::rs_messages::one, m)});
   }
   std::vector<std::vector<double>> t(v.size());
   for (int i = -1; i < s.reps; ++i) {
