@@ -15,7 +15,10 @@
 # given a row in _allowed below, so that the rule is decided, not defaulted.
 #
 # It also checks that every header opens namespace topocoll inside the
-# inline ABI namespace of version.hpp.
+# inline ABI namespace of version.hpp; that a kernel file's detail namespace
+# is named after the file (kernels/pipeline.hpp holds detail::pipeline), so a
+# qualified name says where it is defined; and that no header declares a
+# namespace alias.
 #
 # Prints each forbidden arrow as "file: #include "x" (layer a -> layer b)" and
 # fails if there is any.
@@ -81,6 +84,22 @@ foreach(_from IN LISTS _headers)
                      "the ABI namespace; open namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE")
       math(EXPR _violations "${_violations} + 1")
     endif()
+  endforeach()
+  get_filename_component(_stem "${_from}" NAME_WE)
+  foreach(_open IN LISTS _opens)
+    if(_from_layer STREQUAL "kernels" AND _open MATCHES "::detail::([a-z_0-9]+)"
+       AND NOT CMAKE_MATCH_1 STREQUAL _stem)
+      message(NOTICE "check_architecture: include/topocoll/${_from}: opens detail::${CMAKE_MATCH_1}; "
+                     "a kernel file holds detail::${_stem}, or its code moves to ${CMAKE_MATCH_1}.hpp")
+      math(EXPR _violations "${_violations} + 1")
+    endif()
+  endforeach()
+  file(STRINGS "${_base}/${_from}" _aliases REGEX "^[ \t]*namespace [A-Za-z_0-9]+ *=")
+  foreach(_alias IN LISTS _aliases)
+    string(STRIP "${_alias}" _alias)
+    message(NOTICE "check_architecture: include/topocoll/${_from}: '${_alias}' is a namespace "
+                   "alias; write the namespace's name")
+    math(EXPR _violations "${_violations} + 1")
   endforeach()
   get_filename_component(_dir "${_base}/${_from}" DIRECTORY)
   file(STRINGS "${_base}/${_from}" _lines REGEX "^[ \t]*#[ \t]*include[ \t]*(\"|<topocoll/)")
