@@ -1145,19 +1145,26 @@ void run_synchronous() {
               for (options opt : one_to_all_options<Topo>()) {
                 if (opt.algo == algorithm::pipelined)
                   opt.cost = cost_model{1.0, 1.0};  // 7 segments
-                options in_pieces = opt;            // broadcast and reduce in pieces too
+                // broadcast and reduce as automatic takes them, and forced to
+                // the tree, in pieces and naive
+                std::vector<std::pair<algorithm, algorithm>> rooted{{opt.algo, opt.algo}};
                 if (opt.algo == algorithm::automatic)
-                  in_pieces.algo = algorithm::scatter_all_gather;
-                std::vector<T> buf = r == root ? ref.in[root] : std::vector<T>(ref.m);
-                broadcast<Topo>(comm, buf, root, in_pieces);
-                check.equal(buf, ref.in[root], Topo::name(), " sync broadcast<", fam.name, "> (",
-                            to_string(in_pieces.algo), ")");
-                std::vector<T> out(r == root ? ref.m : 0);
-                if (opt.algo == algorithm::automatic)
-                  in_pieces.algo = algorithm::reduce_scatter_gather;
-                reduce<Topo>(comm, ref.in[r], out, typename F::op_type{}, root, in_pieces);
-                if (r == root)
-                  check.equal(out, ref.total, Topo::name(), " sync reduce<", fam.name, ">");
+                  rooted.insert(rooted.end(),
+                                {{algorithm::tree, algorithm::tree},
+                                 {algorithm::scatter_all_gather, algorithm::reduce_scatter_gather},
+                                 {algorithm::naive, algorithm::naive}});
+                for (const auto& [down, up] : rooted) {
+                  std::vector<T> buf = r == root ? ref.in[root] : std::vector<T>(ref.m);
+                  broadcast<Topo>(comm, buf, root, options{down, opt.cost});
+                  check.equal(buf, ref.in[root], Topo::name(), " sync broadcast<", fam.name, "> (",
+                              to_string(down), ")");
+                  std::vector<T> out(r == root ? ref.m : 0);
+                  reduce<Topo>(comm, ref.in[r], out, typename F::op_type{}, root,
+                               options{up, opt.cost});
+                  if (r == root)
+                    check.equal(out, ref.total, Topo::name(), " sync reduce<", fam.name, "> (",
+                                to_string(up), ")");
+                }
                 const std::vector<T> none;
                 std::vector<T> mine(ref.m), all(r == root ? ref.all.size() : 0);
                 scatter<Topo>(comm, r == root ? ref.all : none, mine, root, opt);
