@@ -2,11 +2,13 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -43,6 +45,22 @@ double time_of(sim::collective k, int p, std::size_t m, const sim::network& net,
                tc::options opt = {}) {
   return sim::simulate<Topo>(k, p, m, net, cost, opt).time;
 }
+
+// A trace's messages as (src, dst) pairs, grouped by the step of length
+// `step` each starts in, each group sorted; every message must start at the
+// beginning of a step.
+using step_pairs = std::vector<std::vector<std::pair<int, int>>>;
+step_pairs steps_of(const sim::traced_result& t, double step) {
+  step_pairs got;
+  for (const sim::timed_message& x : t.messages) {
+    const auto k = static_cast<std::size_t>(x.start / step);
+    BOOST_TEST(x.start == static_cast<double>(k) * step);
+    if (got.size() <= k) got.resize(k + 1);
+    got[k].emplace_back(x.src, x.dst);
+  }
+  for (auto& g : got) std::sort(g.begin(), g.end());
+  return got;
+}
 }  // namespace
 
 // Eq. 4.1: broadcast and reduce on a hypercube, (t_s + t_w m) log p.
@@ -71,15 +89,17 @@ BOOST_AUTO_TEST_CASE(eq_4_2_all_gather_and_reduce_scatter_on_a_ring) {
     }
 }
 
-// Eq. 4.3: all-to-all broadcast on a square mesh, 2 t_s (sqrt p - 1) + t_w m (p - 1).
-BOOST_AUTO_TEST_CASE(eq_4_3_all_gather_on_a_mesh) {
+// Eq. 4.3: all-to-all broadcast and reduction on a square mesh,
+// 2 t_s (sqrt p - 1) + t_w m (p - 1).
+BOOST_AUTO_TEST_CASE(eq_4_3_all_gather_and_reduce_scatter_on_a_mesh) {
   for (int q : {2, 3, 4, 8})
     for (std::size_t m : {1, 10}) {
       const int p = q * q;
       const double want = 2 * ts * (q - 1) + tw * m * (p - 1);
-      BOOST_TEST(time_of<tc::Mesh<2>>(sim::collective::all_gather, p, m,
-                                      single(sim::network::mesh({q, q})),
-                                      forced(tc::algorithm::fold)) == want);
+      for (sim::collective k : {sim::collective::all_gather, sim::collective::reduce_scatter})
+        BOOST_TEST(time_of<tc::Mesh<2>>(k, p, m, single(sim::network::mesh({q, q})),
+                                        forced(tc::algorithm::fold)) == want,
+                   sim::to_string(k) << " q " << q << " m " << m);
     }
 }
 
@@ -96,6 +116,56 @@ BOOST_AUTO_TEST_CASE(eq_4_4_all_gather_and_reduce_scatter_on_a_hypercube) {
     }
 }
 
+// Algorithm 4.8: the all-to-all reduction on a hypercube takes the
+// dimensions high to low, sending half of what it holds at each: 4m, 2m, m
+// on 8 nodes, every node at once. (With a non-commutative operator the
+// library takes them low to high, so that each combine keeps rank order:
+// all_to_all_broadcast.hpp, reduce_scatter_fold.)
+BOOST_AUTO_TEST_CASE(algorithm_4_8_reduce_scatter_takes_the_dimensions_high_to_low) {
+  for (int d : {1, 3, 5})
+    for (std::size_t m : {1, 10}) {
+      const sim::traced_result t =
+          sim::simulate_trace<tc::Hypercube<>>(sim::collective::reduce_scatter, 1 << d, m,
+                                               cube(1 << d), cost, forced(tc::algorithm::fold));
+      BOOST_TEST(t.messages.size() == static_cast<std::size_t>(d << d));
+      for (const sim::timed_message& x : t.messages) {
+        const int j = std::countr_zero(static_cast<unsigned>(x.src ^ x.dst));
+        BOOST_TEST((x.src ^ x.dst) == 1 << j);  // one dimension, j
+        BOOST_TEST(x.count == m << j);
+        double before = 0;  // the steps along dimensions d - 1, ..., j + 1
+        for (int k = d - 1; k > j; --k) before += ts + tw * static_cast<double>(m << k);
+        BOOST_TEST(x.start == before, "d " << d << " m " << m << ": " << x.src << " -> " << x.dst);
+      }
+    }
+}
+
+// All-to-all broadcast is optimal in the message size: every node must take
+// in m (p - 1) words through its one port, and without start-ups the ring's,
+// the mesh's and the hypercube's algorithms (4.4 to 4.7) take exactly that,
+// t_w m (p - 1). With start-ups the ring pays t_s (p - 1), the hypercube
+// t_s log p, and nothing else differs.
+BOOST_AUTO_TEST_CASE(all_gather_meets_the_port_bound_without_start_ups) {
+  const sim::cost_params no_start{.t_s = 0, .t_w = tw};
+  const auto fold = forced(tc::algorithm::fold);
+  for (int q : {2, 4, 8})
+    for (std::size_t m : {1, 10, 1000}) {
+      const int p = q * q;
+      const double bound = tw * static_cast<double>(m) * (p - 1);
+      const auto at = [&]<class Topo>(std::type_identity<Topo>, const sim::network& net,
+                                      const sim::cost_params& c) {
+        return sim::simulate<Topo>(sim::collective::all_gather, p, m, net, c, fold).time;
+      };
+      const auto ring = single(sim::network::ring(p));
+      BOOST_TEST(at(std::type_identity<tc::Ring>{}, ring, no_start) == bound);
+      BOOST_TEST(at(std::type_identity<tc::Mesh<2>>{}, single(sim::network::mesh({q, q})),
+                    no_start) == bound);
+      BOOST_TEST(at(std::type_identity<tc::Hypercube<>>{}, cube(p), no_start) == bound);
+      BOOST_TEST(at(std::type_identity<tc::Ring>{}, ring, cost) -
+                     at(std::type_identity<tc::Hypercube<>>{}, cube(p), cost) ==
+                 ts * ((p - 1) - log2i(p)));
+    }
+}
+
 // Section 4.3: all-reduce (the all-to-all broadcast pattern with a constant
 // message) and prefix sums on a hypercube, (t_s + t_w m) log p.
 BOOST_AUTO_TEST_CASE(all_reduce_and_prefix_sums_on_a_hypercube) {
@@ -105,6 +175,20 @@ BOOST_AUTO_TEST_CASE(all_reduce_and_prefix_sums_on_a_hypercube) {
       BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::all_reduce, p, m, cube(p),
                                           forced(tc::algorithm::recursive_doubling)) == want);
       BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::scan, p, m, cube(p)) == want);
+    }
+}
+
+// All-reduce in log p steps takes half the time of the reduction followed
+// by the broadcast it replaces: 2 (t_s + t_w m) log p.
+BOOST_AUTO_TEST_CASE(all_reduce_takes_half_the_time_of_reduce_then_broadcast) {
+  for (int p : {2, 8, 32})
+    for (std::size_t m : {1, 16, 300}) {
+      const double doubling = time_of<tc::Hypercube<>>(sim::collective::all_reduce, p, m, cube(p),
+                                                       forced(tc::algorithm::recursive_doubling));
+      const double trees = time_of<tc::Hypercube<>>(sim::collective::all_reduce, p, m, cube(p),
+                                                    forced(tc::algorithm::reduce_broadcast));
+      BOOST_TEST(trees == 2 * (ts + tw * static_cast<double>(m)) * log2i(p));
+      BOOST_TEST(trees == 2 * doubling);
     }
 }
 
@@ -136,6 +220,119 @@ BOOST_AUTO_TEST_CASE(eq_4_7_to_4_9_store_and_forward_all_to_all) {
     for (int p : {2, 8, 64})
       BOOST_TEST(time_of<tc::Hypercube<>>(sim::collective::all_to_all, p, m, cube(p), sf) ==
                  (ts + tw * m * p / 2) * log2i(p));
+  }
+}
+
+// The ring's algorithms on a linear array (a ring without its wrap-around
+// link, Section 4.2.1): Algorithm 4.4's all-to-all broadcast and reduction,
+// Eq. 4.2, and the store-and-forward all-to-all, Eq. 4.7, take the same time
+// there and stay congestion-free: a step's one message that wraps round goes
+// back along the line, the way the others leave free.
+BOOST_AUTO_TEST_CASE(eq_4_2_and_4_7_on_a_linear_array) {
+  for (int p : {2, 5, 8, 13})
+    for (std::size_t m : {1, 10}) {
+      const auto line = single(sim::network::linear(p));
+      const double step = ts + tw * static_cast<double>(m);
+      for (sim::collective k : {sim::collective::all_gather, sim::collective::reduce_scatter}) {
+        const sim::result r =
+            sim::simulate<tc::Ring>(k, p, m, line, cost, forced(tc::algorithm::fold));
+        BOOST_TEST(r.time == step * (p - 1), sim::to_string(k) << " p " << p << " m " << m);
+        BOOST_TEST(r.max_congestion <= 1);
+      }
+      const sim::result a = sim::simulate<tc::Ring>(sim::collective::all_to_all, p, m, line, cost,
+                                                    forced(tc::algorithm::store_and_forward));
+      BOOST_TEST(a.time == (ts + tw * static_cast<double>(m) * p / 2) * (p - 1));
+      BOOST_TEST(a.max_congestion <= 1);
+    }
+}
+
+// Section 4.5.1: sending half of the messages each way round the ring
+// (algorithm::bidirectional) halves Eq. 4.7's t_w term: the one-way
+// t_w m p (p - 1) / 2 becomes t_w m (f (f + 1) + b (b + 1)) / 2, for f and b
+// the farther destinations one way and the other (f + b = p - 1, f - b <= 1),
+// the two directions one after the other on a single-ported node.
+BOOST_AUTO_TEST_CASE(ring_both_ways_halves_the_t_w_term_of_eq_4_7) {
+  const sim::cost_params no_start{.t_s = 0, .t_w = tw};
+  for (int p : {2, 4, 5, 8, 9, 16})
+    for (std::size_t m : {1, 10}) {
+      const auto ring = single(sim::network::ring(p));
+      const double one_way =
+          sim::simulate<tc::Ring>(sim::collective::all_to_all, p, m, ring, no_start,
+                                  forced(tc::algorithm::store_and_forward))
+              .time;
+      const double both = sim::simulate<tc::Ring>(sim::collective::all_to_all, p, m, ring, no_start,
+                                                  forced(tc::algorithm::bidirectional))
+                              .time;
+      const int f = p / 2, b = (p - 1) / 2;
+      const double twm = tw * static_cast<double>(m);
+      BOOST_TEST(one_way == twm * p * (p - 1) / 2);
+      BOOST_TEST(both == twm * (f * (f + 1) + b * (b + 1)) / 2, "p " << p << " m " << m);
+      BOOST_TEST(both <= one_way / 2 + twm * p);
+    }
+}
+
+// Section 4.5: the all-to-all personalized exchange takes the all-to-all
+// broadcast's pattern (Algorithms 4.4, 4.6 and 4.7): each rank sends to the
+// same peers in the same order, only the sizes differ.
+BOOST_AUTO_TEST_CASE(all_to_all_follows_the_all_to_all_broadcast_pattern) {
+  // each rank's peers, in the order it sends to them
+  const auto peers = [](const sim::traced_result& t, int p) {
+    std::vector<std::vector<std::pair<double, int>>> by_rank(static_cast<std::size_t>(p));
+    for (const sim::timed_message& x : t.messages)
+      by_rank[static_cast<std::size_t>(x.src)].emplace_back(x.start, x.dst);
+    std::vector<std::vector<int>> order(by_rank.size());
+    for (std::size_t r = 0; r < by_rank.size(); ++r) {
+      std::sort(by_rank[r].begin(), by_rank[r].end());
+      for (const auto& [start, dst] : by_rank[r]) order[r].push_back(dst);
+    }
+    return order;
+  };
+  const auto same = [&]<class Topo>(std::type_identity<Topo>, int p, const sim::network& net) {
+    const std::size_t m = 10;
+    const auto gather = sim::simulate_trace<Topo>(sim::collective::all_gather, p, m, net, cost,
+                                                  forced(tc::algorithm::fold));
+    const auto personal = sim::simulate_trace<Topo>(sim::collective::all_to_all, p, m, net, cost,
+                                                    forced(tc::algorithm::store_and_forward));
+    BOOST_TEST((peers(gather, p) == peers(personal, p)), Topo::name() << " p " << p);
+  };
+  for (int p : {2, 5, 8}) same(std::type_identity<tc::Ring>{}, p, single(sim::network::ring(p)));
+  for (int q : {2, 3, 4})
+    same(std::type_identity<tc::Mesh<2>>{}, q * q, single(sim::network::mesh({q, q})));
+  for (int p : {2, 8, 32}) same(std::type_identity<tc::Hypercube<>>{}, p, cube(p));
+}
+
+// Section 4.5 on optimality, with the slides' bisection argument: m p^2 / 4
+// words must cross the bisection each way, over its width w (2 on a ring,
+// 2 sqrt p on a square mesh with wrap-around, p / 2 on a hypercube), so no
+// exchange beats t_w m p^2 / (4 w). Without start-ups the ring's (Eq. 4.7)
+// and the mesh's (Eq. 4.8) store-and-forward stay within 4 and 8 times that
+// bound whatever p: they are optimal up to a constant. (Grama's count for
+// the ring, m (p - 1) p^2 / 2 words round p links one way, is Eq. 4.7's t_w
+// term exactly.) The hypercube's (Eq. 4.9) is log p times the bound, growing
+// with p: not optimal, while the pairwise exchange (Eq. 4.10) stays within 2.
+BOOST_AUTO_TEST_CASE(all_to_all_against_the_bisection_bound) {
+  const sim::cost_params no_start{.t_s = 0, .t_w = tw};
+  const auto sf = forced(tc::algorithm::store_and_forward);
+  const std::size_t m = 10;
+  const auto ratio = [&]<class Topo>(std::type_identity<Topo>, int p, const sim::network& net,
+                                     double width, tc::options opt) {
+    const double bound = tw * static_cast<double>(m) * p * p / (4 * width);
+    return sim::simulate<Topo>(sim::collective::all_to_all, p, m, net, no_start, opt).time / bound;
+  };
+  for (int p : {4, 8, 16, 64, 256}) {
+    const double ring =
+        ratio(std::type_identity<tc::Ring>{}, p, single(sim::network::ring(p)), 2, sf);
+    BOOST_TEST(ring == 4.0 * (p - 1) / p);
+    const double cube_sf = ratio(std::type_identity<tc::Hypercube<>>{}, p, cube(p), p / 2.0, sf);
+    BOOST_TEST(cube_sf == log2i(p));
+    const double pairwise = ratio(std::type_identity<tc::Hypercube<>>{}, p, cube(p), p / 2.0,
+                                  forced(tc::algorithm::pairwise));
+    BOOST_TEST(pairwise == 2.0 * (p - 1) / p);
+  }
+  for (int q : {2, 4, 8, 16}) {
+    const double mesh = ratio(std::type_identity<tc::Mesh<2>>{}, q * q,
+                              single(sim::network::mesh({q, q})), 2.0 * q, sf);
+    BOOST_TEST(mesh == 8.0 * (q - 1) / q);
   }
 }
 
@@ -173,6 +370,30 @@ BOOST_AUTO_TEST_CASE(eq_4_7_to_4_9_with_local_rearrangement) {
                                                 forced(tc::algorithm::pairwise))
                      .time == (ts + tw * m) * (p - 1) + tr * m);
     }
+  }
+}
+
+// Lecture 9's in-place all-gather: each block goes straight to its place in
+// the result, with minimal reshuffling. With t_r per element a rank copies
+// locally, the ring's, the mesh's and the hypercube's all-gather cost Eqs.
+// 4.2 to 4.4 plus t_r m: a rank copies its own block into place, and nothing
+// is rearranged after it arrives.
+BOOST_AUTO_TEST_CASE(in_place_all_gather_copies_only_its_own_block) {
+  const sim::cost_params copies{.t_s = ts, .t_w = tw, .t_r = 0.5};
+  const auto fold = forced(tc::algorithm::fold);
+  for (std::size_t m : {1, 10, 1000}) {
+    const auto extra = [&]<class Topo>(std::type_identity<Topo>, int p, const sim::network& net) {
+      return sim::simulate<Topo>(sim::collective::all_gather, p, m, net, copies, fold).time -
+             sim::simulate<Topo>(sim::collective::all_gather, p, m, net, cost, fold).time;
+    };
+    const double own = 0.5 * static_cast<double>(m);
+    for (int p : {2, 5, 8})
+      BOOST_TEST(extra(std::type_identity<tc::Ring>{}, p, single(sim::network::ring(p))) == own);
+    for (int q : {2, 4})
+      BOOST_TEST(extra(std::type_identity<tc::Mesh<2>>{}, q * q,
+                       single(sim::network::mesh({q, q}))) == own);
+    for (int p : {2, 8, 64})
+      BOOST_TEST(extra(std::type_identity<tc::Hypercube<>>{}, p, cube(p)) == own);
   }
 }
 
@@ -404,6 +625,46 @@ BOOST_AUTO_TEST_CASE(ring_pipeline_takes_r_opt_without_a_floor) {
     }
 }
 
+// ICS 632 on a ring, (p - 1)(L + m b) each: the broadcast, each rank
+// receiving from its predecessor and sending to its successor (one segment
+// where m is short); the scatter, whose root sends the block of the farthest
+// rank first, each rank passing on what is not its own, so that the last
+// block reaches the root's neighbour after p - 1 steps (nearest first would
+// take 2p - 3); and the gather, its mirror. Congestion-free, on the ring and
+// on the linear array.
+BOOST_AUTO_TEST_CASE(ring_broadcast_scatter_and_gather_take_p_minus_1_steps) {
+  const auto pipe = forced(tc::algorithm::pipelined);
+  for (int p : {2, 3, 4, 7, 8})
+    for (std::size_t m : {1, 10})
+      for (const sim::network& net :
+           {single(sim::network::ring(p)), single(sim::network::linear(p))})
+        for (sim::collective k :
+             {sim::collective::broadcast, sim::collective::scatter, sim::collective::gather}) {
+          const sim::result r = sim::simulate<tc::Ring>(k, p, m, net, cost, pipe);
+          BOOST_TEST(r.time == (p - 1) * (ts + tw * static_cast<double>(m)),
+                     sim::to_string(k) << " on " << net.name());
+          BOOST_TEST(r.max_congestion <= 1, sim::to_string(k) << " on " << net.name());
+        }
+}
+
+// ICS 632: at r_opt the pipelined broadcast tends to m b as m grows, whatever
+// p: (sqrt((p - 2) L) + sqrt(m b))^2 / (m b) -> 1. At m = 10^7 (t_s = 100,
+// t_w = 3) it is within 3 % of m b at p = 4, 16 and 64.
+BOOST_AUTO_TEST_CASE(the_optimal_pipeline_tends_to_m_b_whatever_p) {
+  tc::options opt = forced(tc::algorithm::pipelined);
+  opt.cost = {.ts_us = ts, .tw_us_per_byte = tw / 8, .segment_floor = 0};  // 8-byte elements
+  const std::size_t m = 10'000'000;
+  const double mb = tw * static_cast<double>(m);
+  std::vector<double> t;
+  for (int p : {4, 16, 64}) {
+    t.push_back(
+        time_of<tc::Ring>(sim::collective::broadcast, p, m, single(sim::network::ring(p)), opt));
+    BOOST_TEST(t.back() >= mb);
+    BOOST_TEST(t.back() <= 1.03 * mb, "p " << p << ": " << t.back() / mb << " m b");
+  }
+  BOOST_TEST(t.back() <= 1.03 * t.front());
+}
+
 // "Improving the speed": all-reduce as reduce-scatter + all-gather, and
 // broadcast (reduce) as scatter + all-gather (reduce-scatter + gather), on a
 // hypercube: 2 t_s log p + 2 t_w m (p - 1) / p, m a multiple of p.
@@ -496,8 +757,7 @@ BOOST_AUTO_TEST_CASE(linear_array_broadcast_nearest_first_congests) {
 // 5 -> 4, 7 -> 6 at t = 0, then 2 -> 0 and 6 -> 4, then 4 -> 0;
 // 3 (t_s + t_w m) in all.
 BOOST_AUTO_TEST_CASE(figure_4_3_reduction_on_a_linear_array) {
-  const std::vector<std::vector<std::pair<int, int>>> steps{
-      {{1, 0}, {3, 2}, {5, 4}, {7, 6}}, {{2, 0}, {6, 4}}, {{4, 0}}};
+  const step_pairs steps{{{1, 0}, {3, 2}, {5, 4}, {7, 6}}, {{2, 0}, {6, 4}}, {{4, 0}}};
   for (std::size_t m : {1, 20, 500}) {
     const double step = ts + tw * static_cast<double>(m);
     const sim::traced_result t = sim::simulate_trace<tc::Ring>(sim::collective::reduce, 8, m,
@@ -505,15 +765,80 @@ BOOST_AUTO_TEST_CASE(figure_4_3_reduction_on_a_linear_array) {
                                                                cost, forced(tc::algorithm::tree));
     BOOST_TEST(t.summary.time == 3 * step);
     BOOST_TEST(t.summary.max_congestion == 1);
-    std::vector<std::vector<std::pair<int, int>>> got(3);
-    for (const sim::timed_message& x : t.messages) {
-      const auto k = static_cast<std::size_t>(x.start / step);
-      BOOST_TEST_REQUIRE(k < got.size());
-      BOOST_TEST(x.start == k * step);
-      got[k].emplace_back(x.src, x.dst);
+    BOOST_TEST((steps_of(t, step) == steps));
+  }
+}
+
+// Section 4.1: the broadcast takes the same steps on every network. On 8
+// nodes (Figure 4.2's ring and linear array, the hypercube of Figure 4.6 and
+// the tree of switches of Figure 4.7): 0 -> 4; 0 -> 2, 4 -> 6; every even
+// node to the next. On a 4 x 4 mesh (Figure 4.5) along the root's column
+// first (0 -> 8; 0 -> 4, 8 -> 12), then along every row: the steps of the
+// hypercube of 16. (The figure goes along the row first, the same by
+// symmetry.) Each step t_s + t_w m, congestion-free.
+BOOST_AUTO_TEST_CASE(the_broadcast_takes_the_same_steps_on_every_network) {
+  const step_pairs eight{{{0, 4}}, {{0, 2}, {4, 6}}, {{0, 1}, {2, 3}, {4, 5}, {6, 7}}};
+  step_pairs sixteen{{{0, 8}}, {{0, 4}, {8, 12}}, {{0, 2}, {4, 6}, {8, 10}, {12, 14}}, {}};
+  for (int v = 0; v < 16; v += 2) sixteen[3].emplace_back(v, v + 1);
+  const auto tree = forced(tc::algorithm::tree);
+  constexpr auto k = sim::collective::broadcast;
+  for (std::size_t m : {1, 20}) {
+    const double step = ts + tw * static_cast<double>(m);
+    const auto holds = [&](const sim::traced_result& t, const step_pairs& want, const char* net) {
+      BOOST_TEST(t.summary.time == static_cast<double>(want.size()) * step, net);
+      BOOST_TEST(t.summary.max_congestion == 1, net);
+      BOOST_TEST((steps_of(t, step) == want), net);
+    };
+    holds(sim::simulate_trace<tc::Ring>(k, 8, m, single(sim::network::ring(8)), cost, tree), eight,
+          "ring(8)");
+    holds(sim::simulate_trace<tc::Ring>(k, 8, m, single(sim::network::linear(8)), cost, tree),
+          eight, "linear(8)");
+    holds(sim::simulate_trace<tc::Hypercube<>>(k, 8, m, cube(8), cost, tree), eight,
+          "hypercube(3)");
+    holds(sim::simulate_trace<tc::Hypercube<>>(k, 8, m, single(sim::network::tree(8)), cost, tree),
+          eight, "tree(8)");
+    holds(
+        sim::simulate_trace<tc::Mesh<2>>(k, 16, m, single(sim::network::mesh({4, 4})), cost, tree),
+        sixteen, "mesh(4x4)");
+    holds(sim::simulate_trace<tc::Mesh<2>>(k, 16, m, single(sim::network::open_mesh({4, 4})), cost,
+                                           tree),
+          sixteen, "open_mesh(4x4)");
+    holds(sim::simulate_trace<tc::Hypercube<>>(k, 16, m, cube(16), cost, tree), sixteen,
+          "hypercube(4)");
+  }
+}
+
+// Section 4.1.2: the reduction on a mesh is the broadcast reversed, step for
+// step, with and without wrap-around; on a 3-D mesh of 2^d nodes both take
+// d steps of t_s + t_w m, congestion-free.
+BOOST_AUTO_TEST_CASE(section_4_1_2_the_mesh_reduction_reverses_the_broadcast) {
+  const auto tree = forced(tc::algorithm::tree);
+  for (std::size_t m : {1, 20}) {
+    const double step = ts + tw * static_cast<double>(m);
+    for (const sim::network& net :
+         {single(sim::network::mesh({4, 4})), single(sim::network::open_mesh({4, 4}))}) {
+      const step_pairs down = steps_of(
+          sim::simulate_trace<tc::Mesh<2>>(sim::collective::broadcast, 16, m, net, cost, tree),
+          step);
+      step_pairs up = steps_of(
+          sim::simulate_trace<tc::Mesh<2>>(sim::collective::reduce, 16, m, net, cost, tree), step);
+      std::reverse(up.begin(), up.end());
+      for (auto& pairs : up) {
+        for (auto& [src, dst] : pairs) std::swap(src, dst);
+        std::sort(pairs.begin(), pairs.end());
+      }
+      BOOST_TEST((up == down), net.name());
     }
-    for (auto& g : got) std::sort(g.begin(), g.end());
-    BOOST_TEST((got == steps));
+    for (int p : {8, 64}) {
+      const auto s = tc::Mesh<3>::sides(p);
+      for (const sim::network& net : {single(sim::network::mesh({s[0], s[1], s[2]})),
+                                      single(sim::network::open_mesh({s[0], s[1], s[2]}))})
+        for (sim::collective k : {sim::collective::broadcast, sim::collective::reduce}) {
+          const sim::result r = sim::simulate<tc::Mesh<3>>(k, p, m, net, cost, tree);
+          BOOST_TEST(r.time == step * log2i(p), sim::to_string(k) << " on " << net.name());
+          BOOST_TEST(r.max_congestion == 1, sim::to_string(k) << " on " << net.name());
+        }
+    }
   }
 }
 
@@ -725,6 +1050,29 @@ BOOST_AUTO_TEST_CASE(routes) {
                                             single(sim::network::tree(8)), with_hops,
                                             forced(tc::algorithm::tree))
                  .time == (1 + 60) + (1 + 40) + (1 + 20));
+}
+
+// E-cube routing (Grama 4.5.3): a message from i to j on a hypercube crosses
+// the dimensions where i and j differ in ascending order, one link each,
+// from the node it has reached (link ids: node * d + dimension).
+BOOST_AUTO_TEST_CASE(e_cube_routing_takes_the_dimensions_in_ascending_order) {
+  const int d = 4;
+  const auto net = sim::network::hypercube(d);
+  for (int i = 0; i < 1 << d; ++i)
+    for (int j = 0; j < 1 << d; ++j) {
+      std::vector<int> dims;
+      int at = i;
+      const int hops = net.route(i, j, [&](std::uint64_t link) {
+        const int node = static_cast<int>(link / d), dim = static_cast<int>(link % d);
+        BOOST_TEST(node == at);
+        BOOST_TEST(((i ^ j) >> dim & 1) == 1);
+        at ^= 1 << dim;
+        dims.push_back(dim);
+      });
+      BOOST_TEST(hops == std::popcount(static_cast<unsigned>(i ^ j)));
+      BOOST_TEST(at == j);
+      BOOST_TEST(std::is_sorted(dims.begin(), dims.end()));
+    }
 }
 
 // Bad input: a clear exception, no hang.
