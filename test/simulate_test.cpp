@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -61,6 +62,16 @@ step_pairs steps_of(const sim::traced_result& t, double step) {
   for (auto& g : got) std::sort(g.begin(), g.end());
   return got;
 }
+
+// The steps last to first, each message from its dst to its src.
+step_pairs reversed(step_pairs steps) {
+  std::reverse(steps.begin(), steps.end());
+  for (auto& pairs : steps) {
+    for (auto& [src, dst] : pairs) std::swap(src, dst);
+    std::sort(pairs.begin(), pairs.end());
+  }
+  return steps;
+}
 }  // namespace
 
 // Eq. 4.1: broadcast and reduce on a hypercube, (t_s + t_w m) log p.
@@ -101,6 +112,44 @@ BOOST_AUTO_TEST_CASE(eq_4_3_all_gather_and_reduce_scatter_on_a_mesh) {
                                         forced(tc::algorithm::fold)) == want,
                    sim::to_string(k) << " q " << q << " m " << m);
     }
+}
+
+// Section 4.2.2: the all-to-all reduction on a mesh is Algorithm 4.6
+// reversed. Each rank sends what the all-gather receives, last step first:
+// along its column s_0 - 1 messages of s_0 m (the rows' sums consolidated),
+// then along its row s_1 - 1 messages of m.
+BOOST_AUTO_TEST_CASE(section_4_2_2_the_mesh_reduce_scatter_reverses_algorithm_4_6) {
+  const std::size_t m = 10;
+  for (int q : {2, 3, 4}) {
+    const int p = q * q;
+    const auto net = single(sim::network::mesh({q, q}));
+    const auto fold = forced(tc::algorithm::fold);
+    // per rank, its messages in time order: (peer, elements); sent or received
+    using flow = std::vector<std::vector<std::pair<int, std::uint64_t>>>;
+    const auto flows = [&](sim::collective k, bool sent) {
+      std::vector<std::tuple<double, int, int, std::uint64_t>> all;
+      for (const sim::timed_message& x :
+           sim::simulate_trace<tc::Mesh<2>>(k, p, m, net, cost, fold).messages)
+        all.emplace_back(x.start, sent ? x.src : x.dst, sent ? x.dst : x.src, x.count);
+      std::sort(all.begin(), all.end());
+      flow f(static_cast<std::size_t>(p));
+      for (const auto& [start, rank, peer, count] : all)
+        f[static_cast<std::size_t>(rank)].emplace_back(peer, count);
+      return f;
+    };
+    flow gathered = flows(sim::collective::all_gather, false);
+    const flow reduced = flows(sim::collective::reduce_scatter, true);
+    for (auto& rank : gathered) std::reverse(rank.begin(), rank.end());
+    BOOST_TEST((reduced == gathered), "q " << q);
+    std::vector<std::pair<int, std::uint64_t>> want;  // rank 0's: column, then row
+    for (int i = 1; i < q; ++i) want.emplace_back(0, q * m);
+    for (int i = 1; i < q; ++i) want.emplace_back(0, m);
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      BOOST_TEST(reduced[0][i].second == want[i].second, "q " << q << " message " << i);
+      const bool column = reduced[0][i].first % q == 0;
+      BOOST_TEST(column == (i < static_cast<std::size_t>(q - 1)), "q " << q << " message " << i);
+    }
+  }
 }
 
 // Eq. 4.4: all-to-all broadcast and reduction on a hypercube, t_s log p + t_w m (p - 1).
@@ -809,8 +858,9 @@ BOOST_AUTO_TEST_CASE(the_broadcast_takes_the_same_steps_on_every_network) {
 }
 
 // Section 4.1.2: the reduction on a mesh is the broadcast reversed, step for
-// step, with and without wrap-around; on a 3-D mesh of 2^d nodes both take
-// d steps of t_s + t_w m, congestion-free.
+// step, with and without wrap-around. On a 3-D mesh of 2^d nodes both take d
+// steps of t_s + t_w m, congestion-free, one dimension after the other
+// (highest first): the steps of the hypercube of 2^d.
 BOOST_AUTO_TEST_CASE(section_4_1_2_the_mesh_reduction_reverses_the_broadcast) {
   const auto tree = forced(tc::algorithm::tree);
   for (std::size_t m : {1, 20}) {
@@ -820,24 +870,30 @@ BOOST_AUTO_TEST_CASE(section_4_1_2_the_mesh_reduction_reverses_the_broadcast) {
       const step_pairs down = steps_of(
           sim::simulate_trace<tc::Mesh<2>>(sim::collective::broadcast, 16, m, net, cost, tree),
           step);
-      step_pairs up = steps_of(
+      const step_pairs up = steps_of(
           sim::simulate_trace<tc::Mesh<2>>(sim::collective::reduce, 16, m, net, cost, tree), step);
-      std::reverse(up.begin(), up.end());
-      for (auto& pairs : up) {
-        for (auto& [src, dst] : pairs) std::swap(src, dst);
-        std::sort(pairs.begin(), pairs.end());
-      }
-      BOOST_TEST((up == down), net.name());
+      BOOST_TEST((reversed(up) == down), net.name());
     }
     for (int p : {8, 64}) {
       const auto s = tc::Mesh<3>::sides(p);
+      const step_pairs hypercube =
+          steps_of(sim::simulate_trace<tc::Hypercube<>>(sim::collective::broadcast, p, m, cube(p),
+                                                        cost, tree),
+                   step);
       for (const sim::network& net : {single(sim::network::mesh({s[0], s[1], s[2]})),
-                                      single(sim::network::open_mesh({s[0], s[1], s[2]}))})
-        for (sim::collective k : {sim::collective::broadcast, sim::collective::reduce}) {
-          const sim::result r = sim::simulate<tc::Mesh<3>>(k, p, m, net, cost, tree);
-          BOOST_TEST(r.time == step * log2i(p), sim::to_string(k) << " on " << net.name());
-          BOOST_TEST(r.max_congestion == 1, sim::to_string(k) << " on " << net.name());
+                                      single(sim::network::open_mesh({s[0], s[1], s[2]}))}) {
+        const sim::traced_result down =
+            sim::simulate_trace<tc::Mesh<3>>(sim::collective::broadcast, p, m, net, cost, tree);
+        const sim::traced_result up =
+            sim::simulate_trace<tc::Mesh<3>>(sim::collective::reduce, p, m, net, cost, tree);
+        for (const sim::traced_result* t : {&down, &up}) {
+          BOOST_TEST(t->summary.time == step * log2i(p), net.name());
+          BOOST_TEST(t->summary.max_congestion == 1, net.name());
         }
+        // one dimension after the other, highest first: the hypercube's steps
+        BOOST_TEST((steps_of(down, step) == hypercube), net.name());
+        BOOST_TEST((reversed(steps_of(up, step)) == hypercube), net.name());
+      }
     }
   }
 }
