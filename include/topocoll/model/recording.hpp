@@ -120,33 +120,33 @@ class copy_counter {
   }
 };
 
+// What makes the simulator's element E inert (core/inert.hpp): its work
+// buffers are address space the running simulation hands out, and its
+// copies are counted.
+template <class E>
+struct inert_element {
+  static constexpr bool topocoll_inert = true;
+  static E* topocoll_reserve(std::size_t n) {
+    address_arena* a = address_arena::current();
+    if (a == nullptr) throw std::logic_error("topocoll::model::phantom: no simulation is running");
+    return reinterpret_cast<E*>(a->take(n * sizeof(E)));
+  }
+  static void topocoll_copied(std::size_t n) { copy_counter::add(n); }
+};
+
 }  // namespace detail
 
 // The simulator's element: 8 bytes that nothing reads or writes.
-struct phantom {
+struct phantom : detail::inert_element<phantom> {
   double unused;
-  static constexpr bool topocoll_inert = true;
-  static phantom* topocoll_reserve(std::size_t n) {
-    detail::address_arena* a = detail::address_arena::current();
-    if (a == nullptr) throw std::logic_error("topocoll::model::phantom: no simulation is running");
-    return reinterpret_cast<phantom*>(a->take(n * sizeof(phantom)));
-  }
-  static void topocoll_copied(std::size_t n) { detail::copy_counter::add(n); }
 };
 
 // The same with another element size: what a persistent collective's plan
-// (collectives/nonblocking.hpp) simulates, so that the choices that depend
+// (persistent.hpp, plan_of) simulates, so that the choices that depend
 // on bytes see its element's.
 template <std::size_t Bytes>
-struct sized_phantom {
+struct sized_phantom : detail::inert_element<sized_phantom<Bytes>> {
   std::byte unused[Bytes];
-  static constexpr bool topocoll_inert = true;
-  static sized_phantom* topocoll_reserve(std::size_t n) {
-    detail::address_arena* a = detail::address_arena::current();
-    if (a == nullptr) throw std::logic_error("topocoll::model::phantom: no simulation is running");
-    return reinterpret_cast<sized_phantom*>(a->take(n * sizeof(sized_phantom)));
-  }
-  static void topocoll_copied(std::size_t n) { detail::copy_counter::add(n); }
 };
 
 // The simulator's reduction operator: commutative, and never called on data

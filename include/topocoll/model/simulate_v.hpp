@@ -336,10 +336,13 @@ constexpr std::string_view to_string(traffic kind) {
 }
 
 inline traffic parse_traffic(std::string_view name) {
-  for (int k = 0; k < 4; ++k)
+  std::string known;
+  for (std::size_t k = 0; k < std::size(traffic_names); ++k) {
     if (traffic_names[k] == name) return static_cast<traffic>(k);
+    known += (k ? ", " : "") + std::string(traffic_names[k]);
+  }
   throw std::invalid_argument("topocoll::model: unknown traffic pattern \"" + std::string(name) +
-                              "\" (uniform, skewed, to_root, random)");
+                              "\" (" + known + ")");
 }
 
 inline std::vector<std::size_t> traffic_counts(traffic kind, int p, std::size_t m) {
