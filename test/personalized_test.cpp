@@ -518,8 +518,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_v_patterns_and_choice, Cfg, tc_test::Co
         auto got = all_to_all_v<Topo>(cc, in, sc, options{algorithm::pairwise});
         std::vector<std::size_t> want;
         for (int j = 1; j < p; ++j) {
-          const std::size_t n =
-              sc[static_cast<std::size_t>(detail::personalized::pair_to(v, j, p))];
+          const std::size_t n = sc[static_cast<std::size_t>(detail::pair_to(v, j, p))];
           if (n) want.push_back(n);
         }
         check.equal(data_sends(cc), want, Topo::name(), " pairwise all_to_all_v sends, rank ", v);
@@ -536,14 +535,14 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(all_to_all_v_patterns_and_choice, Cfg, tc_test::Co
         const std::size_t S = in.size();
         std::vector<std::size_t> stage1;
         for (int j = 1; j < p; ++j) {
-          const auto k = static_cast<std::size_t>(detail::personalized::pair_to(v, j, p));
+          const auto k = static_cast<std::size_t>(detail::pair_to(v, j, p));
           const std::size_t n = S / P + (k < S % P ? 1 : 0);
           if (n) stage1.push_back(n);
         }
         // stage 2: to each destination j, what this rank holds for j, from every source
         std::vector<std::size_t> stage2;
         for (int j = 1; j < p; ++j) {
-          const int to = detail::personalized::pair_to(v, j, p);
+          const int to = detail::pair_to(v, j, p);
           std::size_t n = 0;
           for (int i = 0; i < p; ++i) {
             const auto& ci = rows[static_cast<std::size_t>(i)];

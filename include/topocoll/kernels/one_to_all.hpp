@@ -145,22 +145,6 @@ int root_children(const layout& l) {
   return n;
 }
 
-// Whether the relabelling for `root` is the XOR of the seeds on a topology
-// whose dimensions are all binary. Then every partial of a reduction covers an
-// aligned block of 2^j REAL ranks, and the partner's block is the lower one
-// exactly when bit j of the root is set: rank order survives the relabelling.
-template <Topology Topo>
-constexpr bool xor_on_binary_dims(const layout& l) {
-  if constexpr (!std::is_base_of_v<xor_or_shift_relabel, Topo>) {
-    return false;
-  } else {
-    if (!is_pow2(l.p)) return false;
-    for (int j = 0; j < l.ndims; ++j)
-      if (l.dims[j].radix != 2) return false;
-    return true;
-  }
-}
-
 // Root to leaves: the parent's buffer arrives in buf, then goes to every child
 // (concurrently where the transport allows it).
 template <Topology Topo, Transport C, class T>

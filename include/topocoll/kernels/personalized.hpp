@@ -261,19 +261,10 @@ void store_and_forward(C& c, const layout& l, in_out<T> io, ring_way way, int ta
 }
 
 // ---- pairwise exchange -------------------------------------------------------------
-// The pairwise schedule: in step j, exchange with rank XOR j (congestion-free under
-// E-cube routing). For p not a power of two, the shifted schedule: send to
-// (rank + j) mod p, receive from (rank - j) mod p.
-inline int pair_to(int v, int j, int p) {
-  return is_pow2(p) ? v ^ j : (v + j) % p;
-}
-inline int pair_from(int v, int j, int p) {
-  return is_pow2(p) ? v ^ j : (v - j + p) % p;
-}
-
 // The order in which a direct exchange meets its partners: step j = 1 .. p - 1
 // sends to partner_to(o, v, j, p) and receives from partner_from(o, v, j, p).
-//   pairwise  rank XOR j, or rank + j and rank - j mod p (Algorithm 4.10)
+//   pairwise  pair_to and pair_from (topology/topology.hpp): rank XOR j, or
+//             rank + j and rank - j mod p (Algorithm 4.10)
 //   naive     the lecture's naive exchange: ranks 0, 1, ..., p - 1 in that
 //             order, this one skipped, both ways, so every rank sends to rank
 //             0 first. Deadlock-free with blocking exchanges too: every rank

@@ -54,8 +54,6 @@ using personalized::all_to_all;
 using personalized::direct_exchange;
 using personalized::empty_blocks;
 using personalized::exchange_blocks;
-using personalized::pair_from;
-using personalized::pair_to;
 using personalized::to_size;
 
 // d[i] = counts[0] + ... + counts[i - 1], for i = 0 .. counts.size().

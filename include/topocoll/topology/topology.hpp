@@ -12,6 +12,7 @@
 #include <bit>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "../core/errors.hpp"
@@ -67,6 +68,16 @@ struct xor_or_shift_relabel {
     return is_pow2(l.p) ? v ^ root : shift_relabel::to_real(l, v, root);
   }
 };
+// The same XOR-or-shift as the pairing of a direct exchange: in step
+// j = 1 .. p - 1, v sends to pair_to(v, j, p) and receives from
+// pair_from(v, j, p). XOR j when p is a power of two (Algorithm 4.10,
+// congestion-free under E-cube routing), else (v + j) mod p and (v - j) mod p.
+constexpr int pair_to(int v, int j, int p) {
+  return is_pow2(p) ? v ^ j : (v + j) % p;
+}
+constexpr int pair_from(int v, int j, int p) {
+  return is_pow2(p) ? v ^ j : (v - j + p) % p;
+}
 struct torus_relabel {
   static constexpr fold_map folding(const layout& l) { return {l.p, 0}; }
   static constexpr int to_virtual(const layout& l, int rank, int root) {
@@ -277,6 +288,22 @@ constexpr void for_each_dim(const layout& l, F&& f) {
 template <Topology Topo>
 constexpr bool tree_only(const layout& l) {
   return Topo::kind == dim_kind::knomial && l.extent != l.p && Topo::folding(l).e == 0;
+}
+
+// Whether the relabelling for `root` is the XOR of the seeds on a topology
+// whose dimensions are all binary. Then every partial of a reduction covers an
+// aligned block of 2^j REAL ranks, and the partner's block is the lower one
+// exactly when bit j of the root is set: rank order survives the relabelling.
+template <Topology Topo>
+constexpr bool xor_on_binary_dims(const layout& l) {
+  if constexpr (!std::is_base_of_v<xor_or_shift_relabel, Topo>) {
+    return false;
+  } else {
+    if (!is_pow2(l.p)) return false;
+    for (int j = 0; j < l.ndims; ++j)
+      if (l.dims[j].radix != 2) return false;
+    return true;
+  }
 }
 
 }  // namespace detail
