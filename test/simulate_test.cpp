@@ -72,6 +72,22 @@ step_pairs reversed(step_pairs steps) {
   }
   return steps;
 }
+
+// Each rank's messages in time order, as (peer, elements): the ones it sends,
+// or the ones it receives.
+enum class side { sent, received };
+using flows = std::vector<std::vector<std::pair<int, std::uint64_t>>>;
+flows flows_of(const sim::traced_result& t, int p, side s) {
+  std::vector<std::tuple<double, int, int, std::uint64_t>> all;
+  for (const sim::timed_message& x : t.messages)
+    all.emplace_back(x.start, s == side::sent ? x.src : x.dst, s == side::sent ? x.dst : x.src,
+                     x.count);
+  std::sort(all.begin(), all.end());
+  flows f(static_cast<std::size_t>(p));
+  for (const auto& [start, rank, peer, count] : all)
+    f[static_cast<std::size_t>(rank)].emplace_back(peer, count);
+  return f;
+}
 }  // namespace
 
 // Eq. 4.1: broadcast and reduce on a hypercube, (t_s + t_w m) log p.
@@ -124,21 +140,11 @@ BOOST_AUTO_TEST_CASE(section_4_2_2_the_mesh_reduce_scatter_reverses_algorithm_4_
     const int p = q * q;
     const auto net = single(sim::network::mesh({q, q}));
     const auto fold = forced(tc::algorithm::fold);
-    // per rank, its messages in time order: (peer, elements); sent or received
-    using flow = std::vector<std::vector<std::pair<int, std::uint64_t>>>;
-    const auto flows = [&](sim::collective k, bool sent) {
-      std::vector<std::tuple<double, int, int, std::uint64_t>> all;
-      for (const sim::timed_message& x :
-           sim::simulate_trace<tc::Mesh<2>>(k, p, m, net, cost, fold).messages)
-        all.emplace_back(x.start, sent ? x.src : x.dst, sent ? x.dst : x.src, x.count);
-      std::sort(all.begin(), all.end());
-      flow f(static_cast<std::size_t>(p));
-      for (const auto& [start, rank, peer, count] : all)
-        f[static_cast<std::size_t>(rank)].emplace_back(peer, count);
-      return f;
+    const auto trace = [&](sim::collective k) {
+      return sim::simulate_trace<tc::Mesh<2>>(k, p, m, net, cost, fold);
     };
-    flow gathered = flows(sim::collective::all_gather, false);
-    const flow reduced = flows(sim::collective::reduce_scatter, true);
+    flows gathered = flows_of(trace(sim::collective::all_gather), p, side::received);
+    const flows reduced = flows_of(trace(sim::collective::reduce_scatter), p, side::sent);
     for (auto& rank : gathered) std::reverse(rank.begin(), rank.end());
     BOOST_TEST((reduced == gathered), "q " << q);
     std::vector<std::pair<int, std::uint64_t>> want;  // rank 0's: column, then row
@@ -326,15 +332,10 @@ BOOST_AUTO_TEST_CASE(ring_both_ways_halves_the_t_w_term_of_eq_4_7) {
 BOOST_AUTO_TEST_CASE(all_to_all_follows_the_all_to_all_broadcast_pattern) {
   // each rank's peers, in the order it sends to them
   const auto peers = [](const sim::traced_result& t, int p) {
-    std::vector<std::vector<std::pair<double, int>>> by_rank(static_cast<std::size_t>(p));
-    for (const sim::timed_message& x : t.messages)
-      by_rank[static_cast<std::size_t>(x.src)].emplace_back(x.start, x.dst);
-    std::vector<std::vector<int>> order(by_rank.size());
-    for (std::size_t r = 0; r < by_rank.size(); ++r) {
-      std::sort(by_rank[r].begin(), by_rank[r].end());
-      for (const auto& [start, dst] : by_rank[r]) order[r].push_back(dst);
-    }
-    return order;
+    flows f = flows_of(t, p, side::sent);
+    for (auto& rank : f)
+      for (auto& [peer, count] : rank) count = 0;
+    return f;
   };
   const auto same = [&]<class Topo>(std::type_identity<Topo>, int p, const sim::network& net) {
     const std::size_t m = 10;
