@@ -11,7 +11,8 @@
 //
 // Init runs the argument checks, with the blocking call's words; start()
 // queues the collective as a nonblocking call does (collectives/nonblocking.hpp),
-// and a fiber it runs in keeps its stack from one start to the next.
+// to run without them, and a fiber it runs in keeps its stack from one start
+// to the next.
 // algorithm() and describe() come from the model running this collective's
 // own schedule (model::simulate, on a complete network with t_s and t_w from
 // options::cost), computed at their first use. TOPOCOLL_EXPLAIN=1 has rank 0

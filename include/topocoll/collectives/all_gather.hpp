@@ -37,21 +37,24 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
 
-// all_gather's checks (stage::check) or the whole call (stage::run).
+// all_gather's checks (stage::check), the whole call (stage::run), or the call
+// without its checks (stage::started).
 template <Topology Topo, Transport C, class In, class Out>
 [[gnu::always_inline]] inline void checked_all_gather(C& c, In&& input, Out&& output,
                                                       const options& opt, stage s) {
   const auto [call, in, out] = open_call<Topo>("all_gather", c, input, output);
   const collective_scope scope(c, call.info(in, opt.algo), s);
-  call.cost(opt.cost);
   const std::size_t m = in.size(), mine = static_cast<std::size_t>(call.rank()) * m;
-  call.size("out (p * in.size())", out.size(), static_cast<std::size_t>(call.p()) * m);
-  check_algorithm<Topo>(call, opt.algo);
-  const layout l = Topo::shape(call.p());
-  call.in_place(in, out, mine);
+  if (scope.checking()) {
+    call.cost(opt.cost);
+    call.size("out (p * in.size())", out.size(), static_cast<std::size_t>(call.p()) * m);
+    check_algorithm<Topo>(call, opt.algo);
+    call.in_place(in, out, mine);
+  }
   if (!scope.proceed()) return;
   if (m == 0) return;
   if (call.p() == 1) return copy_to(in, out.subspan(mine, m));
+  const layout l = Topo::shape(call.p());
   if constexpr (is_flat_string_v<buffer_value_t<Out>>) {
     copy_to(in, out.subspan(mine, m));
     strings::all_gather<Topo>(c, l, in, out, opt.algo, tag::all_gather);

@@ -36,20 +36,22 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
 
-// all_reduce's checks (stage::check) or the whole call (stage::run).
+// all_reduce's checks (stage::check), the whole call (stage::run), or the call
+// without its checks (stage::started).
 template <Topology Topo, Transport C, class In, class Out, class Op>
 [[gnu::always_inline]] inline void checked_all_reduce(C& c, In&& input, Out&& output, Op op,
                                                       const options& opt, stage s) {
   const auto [call, in, out] = open_call<Topo>("all_reduce", c, input, output);
   const collective_scope scope(c, call.info(in, opt.algo), s);
-  call.cost(opt.cost);
-  call.size("out (in.size())", out.size(), in.size());
-  check_algorithm<Topo>(call, opt.algo);
-  call.in_place(in, out, 0);
-  const layout l = Topo::shape(call.p());
+  if (scope.checking()) {
+    call.cost(opt.cost);
+    call.size("out (in.size())", out.size(), in.size());
+    check_algorithm<Topo>(call, opt.algo);
+    call.in_place(in, out, 0);
+  }
   if (!scope.proceed()) return;
   if (call.nothing_to_do(in, out)) return;
-  all_reduce::all_reduce<Topo>(c, l, in, out, op, opt);
+  all_reduce::all_reduce<Topo>(c, Topo::shape(call.p()), in, out, op, opt);
 }
 
 }  // namespace detail

@@ -40,7 +40,8 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
 
-// all_to_all's checks (stage::check) or the whole call (stage::run).
+// all_to_all's checks (stage::check), the whole call (stage::run), or the call
+// without its checks (stage::started).
 template <Topology Topo, Transport C, class In, class Out>
 [[gnu::always_inline]] inline void checked_all_to_all(C& c, In&& input, Out&& output,
                                                       const options& opt, stage s) {
@@ -49,14 +50,16 @@ template <Topology Topo, Transport C, class In, class Out>
                 "constructible and copy assignable");
   const auto [call, in, out] = open_call<Topo>("all_to_all", c, input, output);
   const collective_scope scope(c, call.info(in, opt.algo), s);
-  call.cost(opt.cost);
-  const auto P = static_cast<std::size_t>(call.p());
-  if (in.size() % P != 0)
-    call.reject("in holds ", in.size(), " elements, not a multiple of p = ", P,
-                " (p blocks of m elements)");
-  call.size("out (in.size())", out.size(), in.size());
-  check_algorithm<Topo>(call, opt.algo);
-  call.in_place(in, out, 0);
+  if (scope.checking()) {
+    call.cost(opt.cost);
+    const auto P = static_cast<std::size_t>(call.p());
+    if (in.size() % P != 0)
+      call.reject("in holds ", in.size(), " elements, not a multiple of p = ", P,
+                  " (p blocks of m elements)");
+    call.size("out (in.size())", out.size(), in.size());
+    check_algorithm<Topo>(call, opt.algo);
+    call.in_place(in, out, 0);
+  }
   if (!scope.proceed()) return;
   personalized::all_to_all<Topo>(c, Topo::shape(call.p()), in, out, opt, tag::all_to_all);
 }

@@ -4,11 +4,14 @@
 //   "topocoll::reduce on rank 3 of 8: root 9 is outside [0, 8)"
 //
 //   const auto [call, in, out] = detail::open_call<Topo>("scan", c, input, output);
-//   const detail::collective_scope scope(c, call.info(in, opt.algo));
-//   call.size("out (in.size())", out.size(), in.size());
-//   check_algorithm<Topo>(call, opt.algo);  // by core/algorithm_table.hpp
-//   call.in_place(in, out, 0);
-//   if (call.nothing_to_do(in, out)) return;
+//   const detail::collective_scope scope(c, call.info(in, opt.algo), s);
+//   if (scope.checking()) {
+//     call.cost(opt.cost);
+//     call.size("out (in.size())", out.size(), in.size());
+//     check_algorithm<Topo>(call, opt.algo);  // by core/algorithm_table.hpp
+//     call.in_place(in, out, 0);
+//   }
+//   if (!scope.proceed() || call.nothing_to_do(in, out)) return;
 //
 // The aliasing rule is the same for every collective: `in` and `out` are
 // either disjoint, or arranged exactly as MPI_IN_PLACE would have them (the
@@ -179,14 +182,18 @@ class call_args {
   int rank_, p_;
 };
 
-// Where a collective's code is run: stage::run, a call that communicates
-// (blocking, or a started request running); stage::check, the argument checks
-// alone, as a nonblocking or persistent collective runs them when it is
-// started (collectives/nonblocking.hpp): the same checks, the same words.
+// Where a collective's code is run:
+//  - stage::run, a blocking call: the argument checks, then the collective;
+//  - stage::check, the argument checks alone, as a nonblocking or persistent
+//    collective runs them when it is started or set up
+//    (collectives/nonblocking.hpp): the same checks, the same words;
+//  - stage::started, that started collective running: the collective alone,
+//    since its arguments, bound as spans, were checked at the start (a
+//    persistent request's start() pays for no check).
 // Each collective's detail::checked_* body is always inlined, so that the
 // blocking call compiles as the one function it is (checks of options known
 // at the call site fold away) and not as a call into a shared body.
-enum class stage { check, run };
+enum class stage { check, run, started };
 
 // Tells a transport that listens (CollectiveAwareTransport: mpi::Comm) that a
 // collective begins, and that it ended when the scope closes, normally or by
@@ -204,7 +211,7 @@ template <Transport C>
 class collective_scope {
  public:
   collective_scope(C& c, const collective_info& info, stage s = stage::run)
-      : c_(c), active_(s == stage::run) {
+      : c_(c), active_(s != stage::check), checking_(s != stage::started) {
     if (!active_) return;
     if constexpr (AgreementTransport<C>) run_started();
     if constexpr (CollectiveAwareTransport<C>) c.begin_collective(info);
@@ -224,8 +231,11 @@ class collective_scope {
   collective_scope(const collective_scope&) = delete;
   collective_scope& operator=(const collective_scope&) = delete;
 
-  // After the argument checks: whether to go on (stage::run), with the
-  // collectives started earlier completed.
+  // Whether the argument checks run here (not stage::started).
+  bool checking() const { return checking_; }
+
+  // After the argument checks: whether to go on (stage::run, stage::started),
+  // with the collectives started earlier completed.
   bool proceed() const {
     if constexpr (!AgreementTransport<C>)
       if (active_) run_started();
@@ -239,7 +249,7 @@ class collective_scope {
   }
 
   C& c_;
-  bool active_;
+  bool active_, checking_;
 };
 
 // The same, for a collective whose counts differ between ranks by design.

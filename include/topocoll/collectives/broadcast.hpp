@@ -54,16 +54,19 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
 
-// broadcast's checks (stage::check) or the whole call (stage::run).
+// broadcast's checks (stage::check), the whole call (stage::run), or the call
+// without its checks (stage::started).
 template <Topology Topo, Transport C, OutputBuffer Buf>
 [[gnu::always_inline]] inline void checked_broadcast(C& c, Buf&& buffer, int root,
                                                      const options& opt, stage s) {
   const std::span<buffer_value_t<Buf>> buf = out_span(buffer);
   const auto call = open_call<Topo>("broadcast", c);
   const collective_scope scope(c, call.info(buf, opt.algo, root), s);
-  call.cost(opt.cost);
-  call.root(root);
-  check_algorithm<Topo>(call, opt.algo);
+  if (scope.checking()) {
+    call.cost(opt.cost);
+    call.root(root);
+    check_algorithm<Topo>(call, opt.algo);
+  }
   if (!scope.proceed() || call.p() == 1 || buf.empty()) return;
   const layout l = Topo::shape(call.p());
   auto bcast = [&]<class U>(std::span<U> b) {
@@ -88,9 +91,11 @@ template <Topology Topo, Transport C, OutputBuffer Buf>
   const std::span<buffer_value_t<Buf>> buf = out_span(buffer);
   const auto call = open_call<Topo>("broadcast", c);
   const collective_scope scope(c, call.info(buf, opt.algo), s);
-  call.cost(opt.cost);
-  call.roots(roots, buf.size());
-  check_algorithm<Topo>(call, opt.algo, "broadcast from several roots");
+  if (scope.checking()) {
+    call.cost(opt.cost);
+    call.roots(roots, buf.size());
+    check_algorithm<Topo>(call, opt.algo, "broadcast from several roots");
+  }
   if (!scope.proceed() || call.p() == 1 || buf.empty()) return;
   const std::size_t m = buf.size() / roots.size();
   const layout l = Topo::shape(call.p());

@@ -27,21 +27,24 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
 
-// gather's checks (stage::check) or the whole call (stage::run).
+// gather's checks (stage::check), the whole call (stage::run), or the call
+// without its checks (stage::started).
 template <Topology Topo, Transport C, class In, class Out>
 [[gnu::always_inline]] inline void checked_gather(C& c, In&& input, Out&& output, int root,
                                                   const options& opt, stage s) {
   const auto [call, in, out] = open_call<Topo>("gather", c, input, output);
   const collective_scope scope(c, call.info(in, opt.algo, root), s);
-  call.cost(opt.cost);
-  const std::size_t m = in.size();
-  call.root_buffer(root, "out", "p * in.size()", out.size(),
-                   static_cast<std::size_t>(call.p()) * m);
-  check_algorithm<Topo>(call, opt.algo);
-  // Only the root uses out (MPI ignores it elsewhere): on another rank it may
-  // be anything, overlapping the other buffer included (every rank passing one
-  // whole buffer and its own block of it, the SPMD pattern).
-  if (call.rank() == root) call.in_place(in, out, static_cast<std::size_t>(root) * m);
+  if (scope.checking()) {
+    call.cost(opt.cost);
+    const std::size_t m = in.size();
+    call.root_buffer(root, "out", "p * in.size()", out.size(),
+                     static_cast<std::size_t>(call.p()) * m);
+    check_algorithm<Topo>(call, opt.algo);
+    // Only the root uses out (MPI ignores it elsewhere): on another rank it may
+    // be anything, overlapping the other buffer included (every rank passing
+    // one whole buffer and its own block of it, the SPMD pattern).
+    if (call.rank() == root) call.in_place(in, out, static_cast<std::size_t>(root) * m);
+  }
   if (!scope.proceed()) return;
   if (call.nothing_to_do(in, out)) return;
   const layout l = Topo::shape(call.p());

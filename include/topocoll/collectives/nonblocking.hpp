@@ -54,14 +54,23 @@ constexpr void check_lasting() {
                 "that would die before the collective runs; pass a named container or a span");
 }
 
-// The collective `steps` on c (a callable of a stage, holding its buffers as
-// spans): checked now, run later, as one started collective named `name`.
+// A started collective and its steps (a callable of a stage, holding the
+// collective's arguments, buffers as spans), in one allocation.
+template <class Steps>
+struct started_steps final : started_collective {
+  explicit started_steps(Steps s) : steps(std::move(s)) {
+    run = [](started_collective& self) { static_cast<started_steps&>(self).steps(stage::started); };
+  }
+  Steps steps;
+};
+
+// The collective `steps` on c: checked now, run later, as one started
+// collective named `name`.
 template <Transport C, class Steps>
 std::shared_ptr<started_collective> checked_start(const C& c, std::string name, Steps steps) {
   steps(stage::check);
-  auto s = std::make_shared<started_collective>();
+  auto s = std::make_shared<started_steps<Steps>>(std::move(steps));
   s->name = std::move(name);
-  s->run = [steps = std::move(steps)] { steps(stage::run); };
   s->comm = &c;
   s->resumable = ResumableTransport<C>;
   return s;
@@ -70,7 +79,7 @@ std::shared_ptr<started_collective> checked_start(const C& c, std::string name, 
 template <Transport C, class Steps>
 request start_nonblocking(const C& c, std::string name, Steps steps) {
   std::shared_ptr<started_collective> s = checked_start(c, std::move(name), std::move(steps));
-  started_on_this_thread().push(s);
+  started_on_this_thread().push(*s);
   return request(std::move(s));
 }
 

@@ -36,18 +36,21 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
 
-// reduce's checks (stage::check) or the whole call (stage::run).
+// reduce's checks (stage::check), the whole call (stage::run), or the call
+// without its checks (stage::started).
 template <Topology Topo, Transport C, class In, class Out, class Op>
 [[gnu::always_inline]] inline void checked_reduce(C& c, In&& input, Out&& output, Op op, int root,
                                                   const options& opt, stage s) {
   const auto [call, in, out] = open_call<Topo>("reduce", c, input, output);
   const collective_scope scope(c, call.info(in, opt.algo, root), s);
-  call.cost(opt.cost);
-  call.root_buffer(root, "out", "in.size()", out.size(), in.size());
-  check_algorithm<Topo>(call, opt.algo);
-  // Only the root uses out (MPI ignores it elsewhere): on another rank it may
-  // overlap in in any way.
-  if (call.rank() == root) call.in_place(in, out, 0);
+  if (scope.checking()) {
+    call.cost(opt.cost);
+    call.root_buffer(root, "out", "in.size()", out.size(), in.size());
+    check_algorithm<Topo>(call, opt.algo);
+    // Only the root uses out (MPI ignores it elsewhere): on another rank it may
+    // overlap in in any way.
+    if (call.rank() == root) call.in_place(in, out, 0);
+  }
   if (!scope.proceed()) return;
   if (call.nothing_to_do(in, out)) return;
   using T = buffer_value_t<Out>;

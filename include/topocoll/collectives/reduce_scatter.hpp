@@ -33,20 +33,23 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
 
-// reduce_scatter's checks (stage::check) or the whole call (stage::run).
+// reduce_scatter's checks (stage::check), the whole call (stage::run), or the call
+// without its checks (stage::started).
 template <Topology Topo, Transport C, class In, class Out, class Op>
 [[gnu::always_inline]] inline void checked_reduce_scatter(C& c, In&& input, Out&& output, Op op,
                                                           const options& opt, stage s) {
   const auto [call, in, out] = open_call<Topo>("reduce_scatter", c, input, output);
   const collective_scope scope(c, call.info(out, opt.algo), s);
-  call.cost(opt.cost);
-  call.size("in (p * out.size())", in.size(), static_cast<std::size_t>(call.p()) * out.size());
-  check_algorithm<Topo>(call, opt.algo);
-  const layout l = Topo::shape(call.p());
-  call.in_place(in, out, 0);
+  if (scope.checking()) {
+    call.cost(opt.cost);
+    call.size("in (p * out.size())", in.size(), static_cast<std::size_t>(call.p()) * out.size());
+    check_algorithm<Topo>(call, opt.algo);
+    call.in_place(in, out, 0);
+  }
   if (!scope.proceed()) return;
   if (out.empty()) return;
   if (call.p() == 1) return copy_to(in, out);
+  const layout l = Topo::shape(call.p());
   using T = buffer_value_t<Out>;
   const options chosen{all_to_all_broadcast::choose_reduce_scatter<Topo, T, Op>(l, out.size(), opt),
                        opt.cost};

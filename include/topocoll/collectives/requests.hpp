@@ -67,7 +67,6 @@ class request_handle {
 
  protected:
   started_collective* state() const { return s_.get(); }
-  const std::shared_ptr<started_collective>& shared_state() const { return s_; }
   bool active() const { return s_ && !s_->finished(); }
 
  private:
@@ -147,7 +146,7 @@ class persistent_request : private detail::request_handle {
     if (active())
       throw std::logic_error("topocoll::persistent_request::start: " + s->name +
                              " was started and has not completed (test or wait for it first)");
-    detail::started_on_this_thread().push(shared_state());
+    detail::started_on_this_thread().push(*s);
   }
   using request_handle::test;
   using request_handle::wait;

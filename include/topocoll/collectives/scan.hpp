@@ -35,10 +35,12 @@ template <Topology Topo, prefix::scan_kind Kind, Transport C, class In, class Ou
   const auto [call, in, out] = open_call<Topo>(
       Kind == prefix::scan_kind::inclusive ? "scan" : "exclusive_scan", c, input, output);
   const collective_scope scope(c, call.info(in, opt.algo), s);
-  call.cost(opt.cost);
-  call.size("out (in.size())", out.size(), in.size());
-  check_algorithm<Topo>(call, opt.algo);
-  call.in_place(in, out, 0);
+  if (scope.checking()) {
+    call.cost(opt.cost);
+    call.size("out (in.size())", out.size(), in.size());
+    check_algorithm<Topo>(call, opt.algo);
+    call.in_place(in, out, 0);
+  }
   if (!scope.proceed() || in.empty()) return;
   prefix::scan<Topo>(c, Topo::shape(call.p()), in_out{in, out}, op, Kind, opt.cost);
 }

@@ -26,20 +26,24 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
 
-// scatter's checks (stage::check) or the whole call (stage::run).
+// scatter's checks (stage::check), the whole call (stage::run), or the call
+// without its checks (stage::started).
 template <Topology Topo, Transport C, class In, class Out>
 [[gnu::always_inline]] inline void checked_scatter(C& c, In&& input, Out&& output, int root,
                                                    const options& opt, stage s) {
   const auto [call, in, out] = open_call<Topo>("scatter", c, input, output);
   const collective_scope scope(c, call.info(out, opt.algo, root), s);
-  call.cost(opt.cost);
   const std::size_t m = out.size();
-  call.root_buffer(root, "in", "p * out.size()", in.size(), static_cast<std::size_t>(call.p()) * m);
-  check_algorithm<Topo>(call, opt.algo);
-  // Only the root uses in (MPI ignores it elsewhere): on another rank it may
-  // be anything, overlapping the other buffer included (every rank passing one
-  // whole buffer and its own block of it, the SPMD pattern).
-  if (call.rank() == root) call.in_place(in, out, static_cast<std::size_t>(root) * m);
+  if (scope.checking()) {
+    call.cost(opt.cost);
+    call.root_buffer(root, "in", "p * out.size()", in.size(),
+                     static_cast<std::size_t>(call.p()) * m);
+    check_algorithm<Topo>(call, opt.algo);
+    // Only the root uses in (MPI ignores it elsewhere): on another rank it may
+    // be anything, overlapping the other buffer included (every rank passing
+    // one whole buffer and its own block of it, the SPMD pattern).
+    if (call.rank() == root) call.in_place(in, out, static_cast<std::size_t>(root) * m);
+  }
   if (!scope.proceed()) return;
   if (m == 0) return;
   if (call.p() == 1) return copy_to(in, out);

@@ -35,9 +35,7 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <deque>
 #include <exception>
-#include <functional>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -93,8 +91,10 @@ class fiber_stack {
 struct started_collective {
   enum class state : unsigned char { idle, queued, running, done };
 
-  std::string name;            // "iall_reduce", "all_reduce_init": for errors and reports
-  std::function<void()> run;   // the whole collective (stage::run)
+  std::string name;  // "iall_reduce", "all_reduce_init": for errors and reports
+  // The collective, checked when it was started: a plain function of the
+  // object that holds its arguments (collectives/nonblocking.hpp).
+  void (*run)(started_collective&) = nullptr;
   const void* comm = nullptr;  // its transport object: one at a time on each
   bool resumable = false;      // runs as a fiber
   state at = state::idle;
@@ -131,10 +131,12 @@ inline void suspend_fiber() {
 
 class started_queue {
  public:
-  void push(std::shared_ptr<started_collective> s) {
-    s->at = started_collective::state::queued;
-    s->error = nullptr;
-    queue_.push_back(std::move(s));
+  // The request that owns s completes or withdraws it before it lets s go
+  // (collectives/requests.hpp), so the queue holds it by address.
+  void push(started_collective& s) {
+    s.at = started_collective::state::queued;
+    s.error = nullptr;
+    queue_.push_back(&s);
     ++started_waiting;
   }
 
@@ -190,10 +192,9 @@ class started_queue {
     if (started_running != nullptr || in_fiber) return;
     for (;;) {
       const auto it = std::ranges::find_if(
-          queue_, [&](const auto& q) { return q->comm == comm || !suspends(*q); });
+          queue_, [&](const started_collective* q) { return q->comm == comm || !suspends(*q); });
       if (it == queue_.end()) return;
-      const std::shared_ptr<started_collective> keep = *it;
-      run_through(*keep);
+      run_through(**it);
     }
   }
 
@@ -210,7 +211,7 @@ class started_queue {
   // part in it); true if it was there.
   bool withdraw(started_collective& s) {
     if (s.at != started_collective::state::queued || s.suspended) return false;
-    const auto it = std::ranges::find_if(queue_, [&](const auto& q) { return q.get() == &s; });
+    const auto it = std::ranges::find(queue_, &s);
     if (it == queue_.end()) return false;
     queue_.erase(it);
     --started_waiting;
@@ -236,13 +237,13 @@ class started_queue {
 
   // Runs queue_[i] whole, on this stack, out of the queue.
   void run_here(std::size_t i) {
-    const std::shared_ptr<started_collective> s = std::move(queue_[i]);
+    started_collective* const s = queue_[i];
     queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(i));
     --started_waiting;
     s->at = started_collective::state::running;
-    started_running = s.get();
+    started_running = s;
     try {
-      s->run();
+      s->run(*s);
     } catch (...) {
       s->error = std::current_exception();
     }
@@ -253,7 +254,7 @@ class started_queue {
   static void fiber_entry() {
     started_collective& s = *started_running;
     try {
-      s.run();
+      s.run(s);
     } catch (...) {
       s.error = std::current_exception();
     }
@@ -284,12 +285,15 @@ class started_queue {
   }
 
   void erase_finished() {
-    const auto gone = std::ranges::remove_if(queue_, [](const auto& q) { return q->finished(); });
+    const auto gone =
+        std::ranges::remove_if(queue_, [](const started_collective* q) { return q->finished(); });
     started_waiting -= static_cast<std::size_t>(gone.size());
     queue_.erase(gone.begin(), gone.end());
   }
 
-  std::deque<std::shared_ptr<started_collective>> queue_;
+  // Oldest first. A vector: the common queue holds one collective, and
+  // indexing it costs what a deque's bookkeeping would many times over.
+  std::vector<started_collective*> queue_;
   std::vector<const void*> seen_;  // step()'s communicators, kept for its capacity
 };
 
