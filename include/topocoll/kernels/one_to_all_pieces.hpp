@@ -36,6 +36,19 @@
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::one_to_all_pieces {
 
+// The parts of the all-to-all broadcast fold and of all_reduce's pieces that
+// the splits below compose.
+using all_reduce::predict_all_reduce;
+using all_reduce::reduce_scatter_pieces;
+using all_to_all_broadcast::active_layout;
+using all_to_all_broadcast::all_gather_reversed;
+using all_to_all_broadcast::even_pieces;
+using all_to_all_broadcast::place;
+using all_to_all_broadcast::rooted;
+using all_to_all_broadcast::rooted_fold;
+using all_to_all_broadcast::rs_messages;
+using all_to_all_broadcast::with_fold;
+
 // f(std::type_identity<S>{}, layout): the topology the pieces travel over.
 template <Topology Topo, class F>
 decltype(auto) on_piece_topology(const layout& l, F&& f) {
@@ -44,8 +57,6 @@ decltype(auto) on_piece_topology(const layout& l, F&& f) {
 }
 
 // ---- the model -------------------------------------------------------------------
-
-using all_to_all_broadcast::rs_messages;
 
 // The split over S's layout l: all_reduce's figure for reduce-scatter +
 // all-gather (a scatter or a gather costs what an all-gather does: the same
@@ -56,9 +67,7 @@ template <Topology S>
 double pieces_time(const layout& l, std::size_t bytes, int root, rs_messages rs,
                    const cost_model& cm) {
   const fold_map f = S::folding(l);
-  double t =
-      all_reduce::predict_all_reduce(all_to_all_broadcast::active_layout<S>(l), bytes, rs, cm)
-          .reduce_scatter_all_gather;
+  double t = predict_all_reduce(active_layout<S>(l), bytes, rs, cm).reduce_scatter_all_gather;
   if (f.e != 0) t += cm.message(bytes) * (f.folded_away(root) ? 2 : 1);
   return t;
 }
@@ -120,8 +129,8 @@ void scatter_all_gather_on(C& c, const layout& l, std::span<T> buf, int root) {
   constexpr int tg = detail::tag::broadcast;
   const fold_map f = S::folding(l);
   const int lead = f.folded_away(root) ? root + 1 : root;
-  const std::vector<std::size_t> off = all_to_all_broadcast::even_pieces(buf.size(), f.active());
-  all_to_all_broadcast::with_fold<S>(
+  const std::vector<std::size_t> off = even_pieces(buf.size(), f.active());
+  with_fold<S>(
       c, l,
       [&](int to) {
         if (c.rank() == root) c.send(to, detail::tag::fold, cspan(buf));
@@ -131,10 +140,9 @@ void scatter_all_gather_on(C& c, const layout& l, std::span<T> buf, int root) {
         if (from == root) c.recv(from, detail::tag::fold, buf);
       },
       [&](const layout& vl, int w, const auto& fm) {
-        const all_to_all_broadcast::place<fold_map> at{tg, vl, w, fm};
-        all_to_all_broadcast::rooted_fold<S, all_to_all_broadcast::rooted::scatter>(
-            c, at, buf, off.data(), f.to_virtual(lead));
-        all_to_all_broadcast::all_gather_reversed<S>(c, at, buf, off.data());
+        const place<fold_map> at{tg, vl, w, fm};
+        rooted_fold<S, rooted::scatter>(c, at, buf, off.data(), f.to_virtual(lead));
+        all_gather_reversed<S>(c, at, buf, off.data());
       },
       [&](int to) { c.send(to, detail::tag::fold, cspan(buf)); });
 }
@@ -158,11 +166,11 @@ void reduce_scatter_gather_on(C& c, const layout& l, in_out<T> io, const Op& op,
   const fold_map f = S::folding(l);
   const int rank = c.rank(), lead = f.folded_away(root) ? root + 1 : root;
   const bool odd_of_pair = rank < 2 * f.e && !f.folded_away(rank);
-  const std::vector<std::size_t> off = all_to_all_broadcast::even_pieces(in.size(), f.active());
+  const std::vector<std::size_t> off = even_pieces(in.size(), f.active());
   scratch<T> work(rank == root ? 0 : in.size()), held(odd_of_pair ? in.size() : 0);
   const std::span<T> acc = rank == root ? out : work.span();
   std::span<const T> src = in;
-  all_to_all_broadcast::with_fold<S>(
+  with_fold<S>(
       c, l,
       [&](int to) {
         c.send(to, detail::tag::fold, in);
@@ -174,10 +182,9 @@ void reduce_scatter_gather_on(C& c, const layout& l, in_out<T> io, const Op& op,
         src = acc;
       },
       [&](const layout& vl, int w, const auto& fm) {
-        const all_to_all_broadcast::place<fold_map> at{detail::tag::reduce, vl, w, fm};
-        all_reduce::reduce_scatter_pieces<S>(c, at, src, acc, off.data(), op);
-        all_to_all_broadcast::rooted_fold<S, all_to_all_broadcast::rooted::gather>(
-            c, at, acc, off.data(), f.to_virtual(lead));
+        const place<fold_map> at{detail::tag::reduce, vl, w, fm};
+        reduce_scatter_pieces<S>(c, at, src, acc, off.data(), op);
+        rooted_fold<S, rooted::gather>(c, at, acc, off.data(), f.to_virtual(lead));
       },
       [&](int to) {
         if (to == root) c.send(to, detail::tag::fold, cspan(acc));
