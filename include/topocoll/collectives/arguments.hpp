@@ -113,8 +113,8 @@ class call_args {
   // Every call checks, so the check is comparisons without branches (a NaN
   // fails both), and only a bad model takes the cold path that names it.
   // Always inlined: for a model known at the call site (the default options)
-  // the 17 comparisons fold away at -O2 as at -O3; out of line they cost 160
-  // instructions per call (benchmark/instructions, all_gather at -O2).
+  // the comparisons fold away at -O2 as they do at -O3, where GCC would
+  // otherwise keep them out of line (benchmark/instructions counts both).
   [[gnu::always_inline]] void cost(const cost_model& m) const {
     constexpr double most = std::numeric_limits<double>::max();
     auto sane = [](double v) { return v >= 0 && v <= most; };

@@ -6,11 +6,10 @@
 //
 //   return remembered(l.p, m, opt.cost, [&] { return tree_time < fold_time; });
 //
-// Pricing an algorithm walks the topology's dimensions and the tree's links:
-// about 500 instructions for all_reduce at p = 8 and 1400 at p = 1024, several
-// times the call's own work at small sizes (benchmark/instructions). An
-// application calls a collective with the same p, size and model again and
-// again; then the choice costs a comparison.
+// Pricing an algorithm walks the topology's dimensions and the tree's links,
+// several times the call's own work at small sizes (benchmark/instructions
+// --breakdown shows both). An application calls a collective with the same p,
+// size and model again and again; then the choice costs a comparison.
 //
 // One decision is one instantiation: the key is the type of `price`, and a
 // lambda's type is unique to its place in the code and to the template
@@ -18,8 +17,7 @@
 // every instantiation has a slot of its own. The slot is per thread (an MPI
 // process, or one loopback rank), so nothing is shared and nothing is locked.
 // price must depend on nothing but p, the size and the cost model. Models are
-// compared byte for byte: the same bytes price the same, and a comparison of
-// the doubles one by one cost 40 instructions where this costs a few.
+// compared byte for byte, as one block: the same bytes price the same.
 
 #include <cstddef>
 #include <cstring>
