@@ -213,9 +213,8 @@ enum class stage { check, run, started };
 template <Transport C>
 class collective_scope {
  public:
-  collective_scope(C& c, const collective_info& info, stage s = stage::run)
-      : c_(c), active_(s != stage::check), checking_(s != stage::started) {
-    if (!active_) return;
+  collective_scope(C& c, const collective_info& info, stage s = stage::run) : c_(c), stage_(s) {
+    if (!active()) return;
     if constexpr (AgreementTransport<C>) run_started();
     if constexpr (CollectiveAwareTransport<C>) c.begin_collective(info);
     if constexpr (AgreementTransport<C>) {
@@ -229,30 +228,33 @@ class collective_scope {
   }
   ~collective_scope() {
     if constexpr (CollectiveAwareTransport<C>)
-      if (active_) c_.end_collective();
+      if (active()) c_.end_collective();
   }
   collective_scope(const collective_scope&) = delete;
   collective_scope& operator=(const collective_scope&) = delete;
 
   // Whether the argument checks run here (not stage::started).
-  bool checking() const { return checking_; }
+  bool checking() const { return stage_ != stage::started; }
 
   // After the argument checks: whether to go on (stage::run, stage::started),
   // with the collectives started earlier completed.
   bool proceed() const {
     if constexpr (!AgreementTransport<C>)
-      if (active_) run_started();
-    return active_;
+      if (active()) run_started();
+    return active();
   }
 
  private:
+  // Whether the collective communicates here (not stage::check).
+  bool active() const { return stage_ != stage::check; }
+
   void run_started() const {
     if (started_collectives_waiting()) [[unlikely]]
       run_started_collectives(&c_);
   }
 
   C& c_;
-  bool active_, checking_;
+  stage stage_;
 };
 
 // The same, for a collective whose counts differ between ranks by design.

@@ -55,6 +55,17 @@ struct shift_relabel {
   static constexpr int to_real(const layout& l, int v, int root) { return (v + root) % l.p; }
 };
 
+// XOR with j when p is a power of two, else a shift by j mod p: the pairing of
+// a direct exchange, where in step j = 1 .. p - 1 v sends to pair_to(v, j, p)
+// and receives from pair_from(v, j, p) (Algorithm 4.10, congestion-free under
+// E-cube routing), and the relabelling for a root below.
+constexpr int pair_to(int v, int j, int p) {
+  return is_pow2(p) ? v ^ j : (v + j) % p;
+}
+constexpr int pair_from(int v, int j, int p) {
+  return is_pow2(p) ? v ^ j : (v - j + p) % p;
+}
+
 // Relabelling for an arbitrary root: XOR with the root when p is a power of two
 // (the seeds' idempotent mapping), (rank - root) mod p otherwise. On the mesh
 // and the ring, the shift is taken per coordinate (a torus shift), so that
@@ -62,22 +73,10 @@ struct shift_relabel {
 struct xor_or_shift_relabel {
   static constexpr fold_map folding(const layout& l) { return {l.p, 0}; }
   static constexpr int to_virtual(const layout& l, int rank, int root) {
-    return is_pow2(l.p) ? rank ^ root : shift_relabel::to_virtual(l, rank, root);
+    return pair_from(rank, root, l.p);
   }
-  static constexpr int to_real(const layout& l, int v, int root) {
-    return is_pow2(l.p) ? v ^ root : shift_relabel::to_real(l, v, root);
-  }
+  static constexpr int to_real(const layout& l, int v, int root) { return pair_to(v, root, l.p); }
 };
-// The same XOR-or-shift as the pairing of a direct exchange: in step
-// j = 1 .. p - 1, v sends to pair_to(v, j, p) and receives from
-// pair_from(v, j, p). XOR j when p is a power of two (Algorithm 4.10,
-// congestion-free under E-cube routing), else (v + j) mod p and (v - j) mod p.
-constexpr int pair_to(int v, int j, int p) {
-  return is_pow2(p) ? v ^ j : (v + j) % p;
-}
-constexpr int pair_from(int v, int j, int p) {
-  return is_pow2(p) ? v ^ j : (v - j + p) % p;
-}
 struct torus_relabel {
   static constexpr fold_map folding(const layout& l) { return {l.p, 0}; }
   static constexpr int to_virtual(const layout& l, int rank, int root) {
