@@ -236,6 +236,30 @@ BOOST_AUTO_TEST_CASE(a_bad_cost_model_throws_naming_the_field) {
                        options{algorithm::automatic, inf_busy});
   });
   BOOST_TEST(mentions(what, {"topocoll::all_to_all_v", "rank", "busy_ts", "inf"}), what);
+  cost_model negative_nan;
+  negative_nan.piece_floor = -std::numeric_limits<double>::quiet_NaN();
+  what = invalid_argument_of([&](loopback::Comm& c) {
+    std::vector<int> in(2, 1), out(2);
+    scan<Hypercube<>>(c, std::span<const int>(in), std::span<int>(out), std::plus<>{},
+                      options{algorithm::automatic, negative_nan});
+  });
+  BOOST_TEST(mentions(what, {"topocoll::scan", "rank", "piece_floor", "nan"}), what);
+}
+
+// A zero is a zero whatever its sign: -0.0 is >= 0, and the check's fast path
+// (which reads the sign bit) leaves it to the cold path, which lets it pass.
+BOOST_AUTO_TEST_CASE(a_negative_zero_figure_is_accepted) {
+  cost_model zeros;
+  zeros.posted_us = -0.0;
+  zeros.busy_tc = -0.0;
+  loopback::run(4, [&](loopback::Comm& c) {
+    std::vector<int> in{c.rank() + 1, 1}, out(2);
+    scan<Hypercube<>>(c, std::span<const int>(in), std::span<int>(out), std::plus<>{},
+                      options{algorithm::automatic, zeros});
+    const int r = c.rank() + 1;
+    BOOST_TEST(out[0] == r * (r + 1) / 2);
+    BOOST_TEST(out[1] == r);
+  });
 }
 
 // t_s = 0 made every element its own pipeline segment (800 KB in 100000
