@@ -23,9 +23,10 @@
 // --calls: calls per measured variant, about (default 8192; rounded to whole
 // rounds of p calls).
 //
-// Each collective is measured three ways: the blocking call ("topocoll"),
-// the persistent request set up once per rank and then start() + wait()
-// ("persistent"; topocoll/persistent.hpp), and the hand loop ("hand").
+// Each collective is measured four ways: the blocking call ("topocoll"), the
+// same call with options passed at run time ("options"), the persistent
+// request set up once per rank and then start() + wait() ("persistent";
+// topocoll/persistent.hpp), and the hand loop ("hand").
 
 #include <algorithm>
 #include <array>
@@ -36,6 +37,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <topocoll/collectives/all_gather.hpp>
@@ -176,12 +178,34 @@ void hand_all_reduce(C& c, std::span<const T> my_msg, std::span<T> result, std::
 }
 
 // ---- the variants ------------------------------------------------------------
-enum class impl { topocoll, hand };
+// topocoll: the call with the default options, known at compile time, as a
+// call without options has them; options: the same call with options the
+// compiler cannot see (a calibrated cost model, an algorithm read from a
+// file), so its checks of them run, as they do for such a caller.
+enum class impl { topocoll, options, hand };
+
+// The options variant runs on a transport type of its own, the same calls:
+// its collectives are instantiations of their own, so that GCC's choice of
+// inlining for the topocoll variant's calls does not depend on a second
+// caller of the same function.
+struct OptionsComm : NullComm<false> {
+  using NullComm<false>::NullComm;
+};
+template <impl I>
+using comm_of = std::conditional_t<I == impl::options, OptionsComm, NullComm<false>>;
+
+topocoll::options options_at_run_time_storage;
+[[gnu::noipa]] const topocoll::options& options_at_run_time() {
+  return options_at_run_time_storage;
+}
 
 template <int D, impl I, class C>
 void broadcast_call(C& c, std::span<int> buf, int root) {
   if constexpr (I == impl::topocoll)
     topocoll::broadcast<topocoll::Hypercube<D>>(c, std::span<int>(buf), root);
+  else if constexpr (I == impl::options)
+    topocoll::broadcast<topocoll::Hypercube<D>>(c, std::span<int>(buf), root,
+                                                options_at_run_time());
   else
     hand_broadcast<D>(c, buf, root);
 }
@@ -190,6 +214,9 @@ template <int D, impl I, class C>
 void all_gather_call(C& c, std::span<const int> in, std::span<int> out) {
   if constexpr (I == impl::topocoll)
     topocoll::all_gather<topocoll::Hypercube<D>>(c, std::span<const int>(in), std::span<int>(out));
+  else if constexpr (I == impl::options)
+    topocoll::all_gather<topocoll::Hypercube<D>>(c, std::span<const int>(in), std::span<int>(out),
+                                                 options_at_run_time());
   else
     hand_all_gather<D>(c, in, out);
 }
@@ -198,6 +225,8 @@ template <int D, impl I, class C>
 void all_reduce_call(C& c, std::span<const int> in, std::span<int> out, std::span<int> tmp) {
   if constexpr (I == impl::topocoll)
     topocoll::all_reduce<topocoll::Hypercube<D>>(c, in, out, std::plus<>{});
+  else if constexpr (I == impl::options)
+    topocoll::all_reduce<topocoll::Hypercube<D>>(c, in, out, std::plus<>{}, options_at_run_time());
   else
     hand_all_reduce<D>(c, in, out, tmp, std::plus<>{});
 }
@@ -207,7 +236,7 @@ void all_reduce_call(C& c, std::span<const int> in, std::span<int> out, std::spa
 template <int D, impl I>
 [[gnu::noinline]] void broadcast_round(std::span<int> buf, int root) {
   for (int r = 0; r < (1 << D); ++r) {
-    NullComm<false> c(r, 1 << D);
+    comm_of<I> c(r, 1 << D);
     broadcast_call<D, I>(c, buf, root);
   }
 }
@@ -215,7 +244,7 @@ template <int D, impl I>
 template <int D, impl I>
 [[gnu::noinline]] void all_gather_round(std::span<const int> in, std::span<int> out) {
   for (int r = 0; r < (1 << D); ++r) {
-    NullComm<false> c(r, 1 << D);
+    comm_of<I> c(r, 1 << D);
     all_gather_call<D, I>(c, in, out);
   }
 }
@@ -224,7 +253,7 @@ template <int D, impl I>
 [[gnu::noinline]] void all_reduce_round(std::span<const int> in, std::span<int> out,
                                         std::span<int> tmp) {
   for (int r = 0; r < (1 << D); ++r) {
-    NullComm<false> c(r, 1 << D);
+    comm_of<I> c(r, 1 << D);
     all_reduce_call<D, I>(c, in, out, tmp);
   }
 }
@@ -322,6 +351,7 @@ void run(const config& cfg) {
       }
       check_same(v, lib, hand);
       measure(v + " topocoll", p, rounds, [&] { broadcast_round<D, impl::topocoll>(buf, root); });
+      measure(v + " options", p, rounds, [&] { broadcast_round<D, impl::options>(buf, root); });
       persistent_ranks<D> pr([&](auto& c) {
         return topocoll::broadcast_init<topocoll::Hypercube<D>>(c, std::span<int>(buf), root);
       });
@@ -341,6 +371,7 @@ void run(const config& cfg) {
     }
     check_same(v, lib, hand);
     measure(v + " topocoll", p, rounds, [&] { all_gather_round<D, impl::topocoll>(in, out); });
+    measure(v + " options", p, rounds, [&] { all_gather_round<D, impl::options>(in, out); });
     persistent_ranks<D> pr([&](auto& c) {
       return topocoll::all_gather_init<topocoll::Hypercube<D>>(c, std::span<const int>(in),
                                                                std::span<int>(out));
@@ -360,6 +391,7 @@ void run(const config& cfg) {
     }
     check_same_shape(v, lib, hand);
     measure(v + " topocoll", p, rounds, [&] { all_reduce_round<D, impl::topocoll>(in, out, tmp); });
+    measure(v + " options", p, rounds, [&] { all_reduce_round<D, impl::options>(in, out, tmp); });
     persistent_ranks<D> pr([&](auto& c) {
       return topocoll::all_reduce_init<topocoll::Hypercube<D>>(c, std::span<const int>(in),
                                                                std::span<int>(out), std::plus<>{});
