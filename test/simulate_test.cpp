@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
+#include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -1075,6 +1077,57 @@ BOOST_AUTO_TEST_CASE(automatic_takes_what_automatic_runs) {
                                              forced(A::pipelined)) == v{A::tree}));
   BOOST_CHECK_THROW(sim::automatic_takes<tc::Ring>(sim::collective::gather, 0, 1, {}),
                     std::invalid_argument);
+}
+
+// A persistent request makes automatic's choice once, at init, as the
+// blocking call makes it at every call, and every start runs the algorithm
+// it chose (algorithm()): that algorithm's schedule must be automatic's at
+// the request's p and sizes. Requests of doubles (the model's 8-byte
+// elements) and std::plus (commutative, as the model's operator), root 0,
+// for every collective with a choice but all_to_all (whose choice depends on
+// the transport's sends), on short and long messages, under the default model
+// and under one whose zero floors let the pieces and the pipelines win at
+// fewer bytes. Nothing is started: the buffers are address space.
+template <class Topo>
+void persistent_requests_run_automatics_choice() {
+  using K = sim::collective;
+  const tc::options floors{.cost = tc::cost_model{.segment_floor = 0, .piece_floor = 0}};
+  for (const tc::options& opt : {tc::options{}, floors})
+    for (int p : {2, 3, 5, 8, 13, 16})
+      for (std::size_t m : {std::size_t{1}, std::size_t{1000}, std::size_t{1} << 16}) {
+        if (!Topo::holds(p)) continue;
+        std::vector<std::pair<K, tc::algorithm>> chosen;
+        tc::loopback::run(p, [&](tc::loopback::Comm& c) {
+          const std::size_t pm = static_cast<std::size_t>(p) * m;
+          const std::unique_ptr<double[]> space(new double[2 * pm]);
+          const std::span<double> one(space.get(), m), all(space.get() + pm, pm);
+          const std::span<const double> in(space.get(), m), in_all(space.get() + pm, pm);
+          const std::span<double> other(space.get() + m, m);
+          const std::pair<K, tc::persistent_request> requests[] = {
+              {K::broadcast, tc::broadcast_init<Topo>(c, one, 0, opt)},
+              {K::reduce, tc::reduce_init<Topo>(c, in, other, std::plus<>{}, 0, opt)},
+              {K::all_reduce, tc::all_reduce_init<Topo>(c, in, other, std::plus<>{}, opt)},
+              {K::all_gather, tc::all_gather_init<Topo>(c, in, all, opt)},
+              {K::reduce_scatter,
+               tc::reduce_scatter_init<Topo>(c, in_all, one, std::plus<>{}, opt)},
+              {K::scatter, tc::scatter_init<Topo>(c, in_all, one, 0, opt)},
+              {K::gather, tc::gather_init<Topo>(c, in, all, 0, opt)}};
+          if (c.rank() == 0)
+            for (const auto& [k, r] : requests) chosen.emplace_back(k, r.algorithm());
+        });
+        for (const auto& [k, a] : chosen) {
+          const std::vector<tc::algorithm> takes = sim::automatic_takes<Topo>(k, p, m, opt);
+          BOOST_TEST((std::find(takes.begin(), takes.end(), a) != takes.end()),
+                     Topo::name() << " " << sim::to_string(k) << " p " << p << " m " << m
+                                  << ": the request runs " << tc::to_string(a));
+        }
+      }
+}
+BOOST_AUTO_TEST_CASE(persistent_requests_run_the_algorithm_automatic_takes) {
+  persistent_requests_run_automatics_choice<tc::Ring>();
+  persistent_requests_run_automatics_choice<tc::Mesh<2>>();
+  persistent_requests_run_automatics_choice<tc::Hypercube<>>();
+  persistent_requests_run_automatics_choice<tc::Tree<3>>();
 }
 
 // Routes: lengths and the tie rule.

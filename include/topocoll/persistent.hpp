@@ -9,14 +9,16 @@
 //   for (...) { /* fill in */ pr.start(); /* compute */ pr.wait(); /* use out */ }
 //   pr.algorithm();  pr.describe();
 //
-// Init runs the argument checks, with the blocking call's words; start()
-// queues the collective as a nonblocking call does (collectives/nonblocking.hpp),
-// to run without them, and a fiber it runs in keeps its stack from one start
-// to the next.
-// algorithm() and describe() come from the model running this collective's
-// own schedule (model::simulate, on a complete network with t_s and t_w from
-// options::cost), computed at their first use. TOPOCOLL_EXPLAIN=1 has rank 0
-// write describe() to std::cerr at every init.
+// Init runs the argument checks, with the blocking call's words, and makes
+// automatic's choice, as the blocking call makes it at every call; start()
+// queues the collective with that algorithm bound, as a nonblocking call does
+// (collectives/nonblocking.hpp), to run without the checks and the choice, and
+// a fiber it runs in keeps its stack from one start to the next.
+// algorithm() is that choice. describe() comes from the model running this
+// collective's own schedule (model::simulate, on a complete network with t_s
+// and t_w from options::cost), computed at its first use, as is algorithm()
+// where init chose nothing. TOPOCOLL_EXPLAIN=1 has rank 0 write describe() to
+// std::cerr at every init.
 
 #include <cstddef>
 #include <cstdlib>
@@ -96,15 +98,30 @@ plan_summary plan_of(Kind k, int p, std::size_t m, const options& opt) {
   return plan;
 }
 
-// The persistent request of `steps` (as start_nonblocking takes them), with
-// its plan; rank 0 explains it when TOPOCOLL_EXPLAIN asks.
-template <Topology Topo, class T, Transport C, model::collective K, class Steps>
+// The persistent request of `run` (a callable of the options and a stage that
+// holds the collective's arguments, buffers as spans, and runs the
+// collective's checked_* body): its arguments checked, then the algorithm
+// chosen once by `choose` (of the layout, m and the options: the
+// collective's own choice, as a blocking call makes it), and bound, so that
+// every start runs it without choosing. Where nothing is chosen (p = 1, no
+// elements, strings, scans) the options stay as given. Rank 0 explains the
+// plan when TOPOCOLL_EXPLAIN asks.
+template <Topology Topo, class T, Transport C, model::collective K, class Run, class Choose>
 persistent_request persist(C& c, std::string name, model::collective_tag<K> k, std::size_t m,
-                           const options& opt, Steps steps) {
-  persistent_request pr(checked_start(c, std::move(name), std::move(steps)),
-                        [k, p = c.size(), m, opt] { return plan_of<Topo, T>(k, p, m, opt); });
+                           const options& opt, Run run, Choose choose) {
+  run(opt, stage::check);
+  const int p = c.size();
+  options bound = opt;
+  if (p > 1 && m > 0) bound.algo = choose(Topo::shape(p), m, opt);
+  persistent_request pr(to_start(c, std::move(name), [run, bound](stage s) { run(bound, s); }),
+                        bound.algo, [k, p, m, bound] { return plan_of<Topo, T>(k, p, m, bound); });
   if (c.rank() == 0 && explaining()) std::cerr << "topocoll: " << pr.describe() << '\n';
   return pr;
+}
+
+// The choice of a collective with one algorithm (the scans): none.
+inline algorithm as_given(const layout&, std::size_t, const options& opt) {
+  return opt.algo;
 }
 
 }  // namespace detail
@@ -114,7 +131,12 @@ persistent_request broadcast_init(C& c, Buf&& buffer, int root, const options& o
   const auto b = detail::out_span(buffer);
   return detail::persist<Topo, buffer_value_t<Buf>>(
       c, "broadcast_init", model::collective_tag<model::collective::broadcast>{}, b.size(), opt,
-      [&c, b, root, opt](detail::stage s) { detail::checked_broadcast<Topo>(c, b, root, opt, s); });
+      [&c, b, root](const options& o, detail::stage s) {
+        detail::checked_broadcast<Topo>(c, b, root, o, s);
+      },
+      [root](const layout& l, std::size_t m, const options& o) {
+        return detail::broadcast_choice<Topo, buffer_value_t<Buf>>(l, m, root, o);
+      });
 }
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
@@ -125,8 +147,11 @@ requires ReductionBuffers<In, Out, Op> persistent_request reduce_init(C& c, In&&
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
       c, "reduce_init", model::collective_tag<model::collective::reduce>{}, in.size(), opt,
-      [&c, in, out = detail::out_span(output), op, root, opt](detail::stage s) {
-        detail::checked_reduce<Topo>(c, in, out, op, root, opt, s);
+      [&c, in, out = detail::out_span(output), op, root](const options& o, detail::stage s) {
+        detail::checked_reduce<Topo>(c, in, out, op, root, o, s);
+      },
+      [root](const layout& l, std::size_t m, const options& o) {
+        return detail::reduce_choice<Topo, buffer_value_t<Out>, Op>(l, m, root, o);
       });
 }
 
@@ -138,9 +163,10 @@ requires ReductionBuffers<In, Out, Op> persistent_request all_reduce_init(C& c, 
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
       c, "all_reduce_init", model::collective_tag<model::collective::all_reduce>{}, in.size(), opt,
-      [&c, in, out = detail::out_span(output), op, opt](detail::stage s) {
-        detail::checked_all_reduce<Topo>(c, in, out, op, opt, s);
-      });
+      [&c, in, out = detail::out_span(output), op](const options& o, detail::stage s) {
+        detail::checked_all_reduce<Topo>(c, in, out, op, o, s);
+      },
+      detail::all_reduce_choice<Topo, buffer_value_t<Out>, Op>);
 }
 
 template <Topology Topo, Transport C, class In, class Out>
@@ -150,9 +176,10 @@ requires BufferPair<In, Out> persistent_request all_gather_init(C& c, In&& input
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
       c, "all_gather_init", model::collective_tag<model::collective::all_gather>{}, in.size(), opt,
-      [&c, in, out = detail::out_span(output), opt](detail::stage s) {
-        detail::checked_all_gather<Topo>(c, in, out, opt, s);
-      });
+      [&c, in, out = detail::out_span(output)](const options& o, detail::stage s) {
+        detail::checked_all_gather<Topo>(c, in, out, o, s);
+      },
+      detail::all_gather_choice<Topo, buffer_value_t<Out>>);
 }
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
@@ -162,9 +189,11 @@ reduce_scatter_init(C& c, In&& input, Out&& output, Op op, const options& opt = 
   const auto out = detail::out_span(output);
   return detail::persist<Topo, buffer_value_t<Out>>(
       c, "reduce_scatter_init", model::collective_tag<model::collective::reduce_scatter>{},
-      out.size(), opt, [&c, in = detail::in_span(input), out, op, opt](detail::stage s) {
-        detail::checked_reduce_scatter<Topo>(c, in, out, op, opt, s);
-      });
+      out.size(), opt,
+      [&c, in = detail::in_span(input), out, op](const options& o, detail::stage s) {
+        detail::checked_reduce_scatter<Topo>(c, in, out, op, o, s);
+      },
+      detail::reduce_scatter_choice<Topo, buffer_value_t<Out>, Op>);
 }
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
@@ -175,9 +204,10 @@ requires ReductionBuffers<In, Out, Op> persistent_request scan_init(C& c, In&& i
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
       c, "scan_init", model::collective_tag<model::collective::scan>{}, in.size(), opt,
-      [&c, in, out = detail::out_span(output), op, opt](detail::stage s) {
-        detail::checked_scan<Topo, detail::prefix::scan_kind::inclusive>(c, in, out, op, opt, s);
-      });
+      [&c, in, out = detail::out_span(output), op](const options& o, detail::stage s) {
+        detail::checked_scan<Topo, detail::prefix::scan_kind::inclusive>(c, in, out, op, o, s);
+      },
+      detail::as_given);
 }
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
@@ -187,9 +217,11 @@ exclusive_scan_init(C& c, In&& input, Out&& output, Op op, const options& opt = 
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
       c, "exclusive_scan_init", model::collective_tag<model::collective::exclusive_scan>{},
-      in.size(), opt, [&c, in, out = detail::out_span(output), op, opt](detail::stage s) {
-        detail::checked_scan<Topo, detail::prefix::scan_kind::exclusive>(c, in, out, op, opt, s);
-      });
+      in.size(), opt,
+      [&c, in, out = detail::out_span(output), op](const options& o, detail::stage s) {
+        detail::checked_scan<Topo, detail::prefix::scan_kind::exclusive>(c, in, out, op, o, s);
+      },
+      detail::as_given);
 }
 
 template <Topology Topo, Transport C, class In, class Out>
@@ -199,9 +231,10 @@ requires BufferPair<In, Out> persistent_request scatter_init(C& c, In&& input, O
   const auto out = detail::out_span(output);
   return detail::persist<Topo, buffer_value_t<Out>>(
       c, "scatter_init", model::collective_tag<model::collective::scatter>{}, out.size(), opt,
-      [&c, in = detail::in_span(input), out, root, opt](detail::stage s) {
-        detail::checked_scatter<Topo>(c, in, out, root, opt, s);
-      });
+      [&c, in = detail::in_span(input), out, root](const options& o, detail::stage s) {
+        detail::checked_scatter<Topo>(c, in, out, root, o, s);
+      },
+      detail::scatter_choice<Topo, buffer_value_t<Out>>);
 }
 
 template <Topology Topo, Transport C, class In, class Out>
@@ -211,9 +244,10 @@ requires BufferPair<In, Out> persistent_request gather_init(C& c, In&& input, Ou
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
       c, "gather_init", model::collective_tag<model::collective::gather>{}, in.size(), opt,
-      [&c, in, out = detail::out_span(output), root, opt](detail::stage s) {
-        detail::checked_gather<Topo>(c, in, out, root, opt, s);
-      });
+      [&c, in, out = detail::out_span(output), root](const options& o, detail::stage s) {
+        detail::checked_gather<Topo>(c, in, out, root, o, s);
+      },
+      detail::gather_choice<Topo, buffer_value_t<Out>>);
 }
 
 template <Topology Topo, Transport C, class In, class Out>
@@ -224,9 +258,10 @@ requires BufferPair<In, Out> persistent_request all_to_all_init(C& c, In&& input
   return detail::persist<Topo, buffer_value_t<Out>>(
       c, "all_to_all_init", model::collective_tag<model::collective::all_to_all>{},
       in.size() / static_cast<std::size_t>(c.size()), opt,
-      [&c, in, out = detail::out_span(output), opt](detail::stage s) {
-        detail::checked_all_to_all<Topo>(c, in, out, opt, s);
-      });
+      [&c, in, out = detail::out_span(output)](const options& o, detail::stage s) {
+        detail::checked_all_to_all<Topo>(c, in, out, o, s);
+      },
+      detail::all_to_all_choice<Topo, C, buffer_value_t<Out>>);
 }
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

@@ -37,6 +37,17 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
 
+// The algorithm an all_gather of blocks of m elements of T runs over l: the
+// forced one, or automatic's; chosen at every call, or once at init
+// (persistent.hpp). Strings stay automatic: their blocks differ in length.
+template <Topology Topo, class T>
+algorithm all_gather_choice(const layout& l, std::size_t m, const options& opt) {
+  if constexpr (is_flat_string_v<T>)
+    return opt.algo;
+  else
+    return all_to_all_broadcast::choose_all_gather<Topo>(l, m * sizeof(T), opt);
+}
+
 // all_gather's checks (stage::check), the whole call (stage::run), or the call
 // without its checks (stage::started).
 template <Topology Topo, Transport C, class In, class Out>
@@ -59,9 +70,8 @@ template <Topology Topo, Transport C, class In, class Out>
     copy_to(in, out.subspan(mine, m));
     strings::all_gather<Topo>(c, l, in, out, opt.algo, tag::all_gather);
   } else {
-    const algorithm a =
-        all_to_all_broadcast::choose_all_gather<Topo>(l, m * sizeof(buffer_value_t<Out>), opt);
-    all_to_all_broadcast::all_gather<Topo>(c, l, in, out, all_to_all_broadcast::equal_blocks{m}, a,
+    all_to_all_broadcast::all_gather<Topo>(c, l, in, out, all_to_all_broadcast::equal_blocks{m},
+                                           all_gather_choice<Topo, buffer_value_t<Out>>(l, m, opt),
                                            tag::all_gather);
   }
 }

@@ -36,6 +36,14 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
 
+// The algorithm an all_reduce of m elements of T runs over l: the forced one,
+// or automatic's (all_reduce::choose); chosen at every call, or once at init
+// (persistent.hpp).
+template <Topology Topo, class T, class Op>
+algorithm all_reduce_choice(const layout& l, std::size_t m, const options& opt) {
+  return all_reduce::choose<Topo, T, Op>(l, m, opt);
+}
+
 // all_reduce's checks (stage::check), the whole call (stage::run), or the call
 // without its checks (stage::started).
 template <Topology Topo, Transport C, class In, class Out, class Op>
@@ -51,7 +59,10 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
   }
   if (!scope.proceed()) return;
   if (call.nothing_to_do(in, out)) return;
-  all_reduce::all_reduce<Topo>(c, Topo::shape(call.p()), in, out, op, opt);
+  const layout l = Topo::shape(call.p());
+  all_reduce::all_reduce<Topo>(c, l, in, out, op,
+                               all_reduce_choice<Topo, buffer_value_t<Out>, Op>(l, in.size(), opt),
+                               opt.cost);
 }
 
 }  // namespace detail

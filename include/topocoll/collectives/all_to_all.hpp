@@ -40,6 +40,14 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
 
+// The algorithm an exchange of blocks of m elements of T on C runs over l:
+// the forced one, or automatic's; chosen at every call, or once at init
+// (persistent.hpp).
+template <Topology Topo, Transport C, class T>
+algorithm all_to_all_choice(const layout& l, std::size_t m, const options& opt) {
+  return personalized::choose_for<Topo, C, T>(l, m, opt);
+}
+
 // all_to_all's checks (stage::check), the whole call (stage::run), or the call
 // without its checks (stage::started).
 template <Topology Topo, Transport C, class In, class Out>

@@ -54,6 +54,20 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
 
+// The algorithm a broadcast of m elements of T from root runs over l: the
+// forced one, or automatic's: the pieces, the pipeline or the tree, whichever
+// the cost model prices lowest. A blocking call chooses at every call, a
+// persistent request once, at init (persistent.hpp). Strings stay automatic:
+// their choice is made at every call, by the bytes they hold.
+template <Topology Topo, class T>
+algorithm broadcast_choice(const layout& l, std::size_t m, int root, const options& opt) {
+  if (opt.algo != algorithm::automatic || is_flat_string_v<T>) return opt.algo;
+  if (one_to_all_pieces::pieces_win<Topo, T>(l, m, root, all_to_all_broadcast::rs_messages::one,
+                                             opt.cost))
+    return algorithm::scatter_all_gather;
+  return one_to_all::tree_or_pipeline<Topo, T>(l, m, opt.cost);
+}
+
 // broadcast's checks (stage::check), the whole call (stage::run), or the call
 // without its checks (stage::started).
 template <Topology Topo, Transport C, OutputBuffer Buf>
@@ -70,11 +84,11 @@ template <Topology Topo, Transport C, OutputBuffer Buf>
   if (!scope.proceed() || call.p() == 1 || buf.empty()) return;
   const layout l = Topo::shape(call.p());
   auto bcast = [&]<class U>(std::span<U> b) {
-    if (one_to_all_pieces::in_pieces<Topo, U>(opt, algorithm::scatter_all_gather, l, b.size(), root,
-                                              all_to_all_broadcast::rs_messages::one))
+    const algorithm a = broadcast_choice<Topo, U>(l, b.size(), root, opt);
+    if (a == algorithm::scatter_all_gather)
       one_to_all_pieces::scatter_all_gather<Topo>(c, l, b, root);
     else
-      one_to_all::broadcast<Topo>(c, l, b, root, opt);
+      one_to_all::broadcast<Topo>(c, l, b, root, a, opt.cost);
   };
   if constexpr (is_flat_string_v<buffer_value_t<Buf>>)
     strings::broadcast(call.rank(), call.p(), buf, root, bcast);
@@ -102,7 +116,7 @@ template <Topology Topo, Transport C, OutputBuffer Buf>
   const algorithm a = all_to_all_broadcast::choose_roots<Topo>(
       l, roots.size(), m * sizeof(buffer_value_t<Buf>), opt);
   all_to_all_broadcast::broadcast_roots<Topo>(c, l, buf, all_to_all_broadcast::roots_call{roots, m},
-                                              a, opt);
+                                              a, opt.cost);
 }
 
 }  // namespace detail

@@ -27,6 +27,16 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
 
+// The algorithm a gather of blocks of m elements of T runs over l: the
+// forced one, or automatic's, the tree or the pipeline; chosen at every call,
+// or once at init (persistent.hpp). Strings stay automatic: they take a path
+// of their own unless the pipeline is forced.
+template <Topology Topo, class T>
+algorithm gather_choice(const layout& l, std::size_t m, const options& opt) {
+  if (opt.algo != algorithm::automatic || is_flat_string_v<T>) return opt.algo;
+  return one_to_all::blocks_tree_or_pipeline<Topo, T>(l, m, opt.cost);
+}
+
 // gather's checks (stage::check), the whole call (stage::run), or the call
 // without its checks (stage::started).
 template <Topology Topo, Transport C, class In, class Out>
@@ -51,7 +61,8 @@ template <Topology Topo, Transport C, class In, class Out>
   if constexpr (is_flat_string_v<buffer_value_t<Out>>)
     if (opt.algo != algorithm::pipelined)
       return strings::gather<Topo>(c, l, in, out, root, tag::gather);
-  one_to_all::gather<Topo>(c, l, in, out, root, opt);
+  one_to_all::gather<Topo>(c, l, in, out, root,
+                           gather_choice<Topo, buffer_value_t<Out>>(l, in.size(), opt), opt.cost);
 }
 
 }  // namespace detail

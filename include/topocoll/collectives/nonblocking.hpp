@@ -64,16 +64,22 @@ struct started_steps final : started_collective {
   Steps steps;
 };
 
-// The collective `steps` on c: checked now, run later, as one started
-// collective named `name`.
+// The collective `steps` on c, its arguments checked already, to run later
+// as one started collective named `name`.
 template <Transport C, class Steps>
-std::shared_ptr<started_collective> checked_start(const C& c, std::string name, Steps steps) {
-  steps(stage::check);
+std::shared_ptr<started_collective> to_start(const C& c, std::string name, Steps steps) {
   auto s = std::make_shared<started_steps<Steps>>(std::move(steps));
   s->name = std::move(name);
   s->comm = &c;
   s->resumable = ResumableTransport<C>;
   return s;
+}
+
+// The same, checked now.
+template <Transport C, class Steps>
+std::shared_ptr<started_collective> checked_start(const C& c, std::string name, Steps steps) {
+  steps(stage::check);
+  return to_start(c, std::move(name), std::move(steps));
 }
 
 template <Transport C, class Steps>

@@ -36,6 +36,19 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
 
+// The algorithm a reduction of m elements of T to root runs over l: the
+// forced one, or automatic's: the pieces, the pipeline or the tree, whichever
+// the cost model prices lowest; chosen at every call, or once at init
+// (persistent.hpp).
+template <Topology Topo, class T, class Op>
+algorithm reduce_choice(const layout& l, std::size_t m, int root, const options& opt) {
+  if (opt.algo != algorithm::automatic) return opt.algo;
+  if (one_to_all_pieces::pieces_win<Topo, T>(
+          l, m, root, all_to_all_broadcast::rs_messages_for<Topo, T, Op>(), opt.cost))
+    return algorithm::reduce_scatter_gather;
+  return one_to_all::tree_or_pipeline<Topo, T>(l, m, opt.cost);
+}
+
 // reduce's checks (stage::check), the whole call (stage::run), or the call
 // without its checks (stage::started).
 template <Topology Topo, Transport C, class In, class Out, class Op>
@@ -53,13 +66,11 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
   }
   if (!scope.proceed()) return;
   if (call.nothing_to_do(in, out)) return;
-  using T = buffer_value_t<Out>;
   const layout l = Topo::shape(call.p());
-  if (one_to_all_pieces::in_pieces<Topo, T>(opt, algorithm::reduce_scatter_gather, l, in.size(),
-                                            root,
-                                            all_to_all_broadcast::rs_messages_for<Topo, T, Op>()))
+  const algorithm a = reduce_choice<Topo, buffer_value_t<Out>, Op>(l, in.size(), root, opt);
+  if (a == algorithm::reduce_scatter_gather)
     return one_to_all_pieces::reduce_scatter_gather<Topo>(c, l, in_out{in, out}, op, root);
-  one_to_all::reduce<Topo>(c, l, in_out{in, out}, op, root, opt);
+  one_to_all::reduce<Topo>(c, l, in_out{in, out}, op, root, a, opt.cost);
 }
 
 }  // namespace detail

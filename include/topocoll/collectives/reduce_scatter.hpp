@@ -33,6 +33,14 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
 
+// The algorithm a reduce_scatter of blocks of m elements of T runs over l:
+// the forced one, or automatic's; chosen at every call, or once at init
+// (persistent.hpp).
+template <Topology Topo, class T, class Op>
+algorithm reduce_scatter_choice(const layout& l, std::size_t m, const options& opt) {
+  return all_to_all_broadcast::choose_reduce_scatter<Topo, T, Op>(l, m, opt);
+}
+
 // reduce_scatter's checks (stage::check), the whole call (stage::run), or the call
 // without its checks (stage::started).
 template <Topology Topo, Transport C, class In, class Out, class Op>
@@ -51,8 +59,7 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
   if (call.p() == 1) return copy_to(in, out);
   const layout l = Topo::shape(call.p());
   using T = buffer_value_t<Out>;
-  const options chosen{all_to_all_broadcast::choose_reduce_scatter<Topo, T, Op>(l, out.size(), opt),
-                       opt.cost};
+  const options chosen{reduce_scatter_choice<Topo, T, Op>(l, out.size(), opt), opt.cost};
   all_to_all_broadcast::reduce_scatter<Topo>(c, l, in, out, op, chosen);
 }
 

@@ -124,7 +124,7 @@ inline void wait_all(std::span<request> requests) {
 }
 
 // What a persistent collective was planned as: its algorithm and the model's
-// word on it (collectives/nonblocking.hpp fills it in at init).
+// word on it (persistent.hpp computes it at the first describe()).
 struct plan_summary {
   algorithm algo = algorithm::automatic;
   std::string text;
@@ -136,9 +136,11 @@ struct plan_summary {
 class persistent_request : private detail::request_handle {
  public:
   persistent_request() = default;
-  persistent_request(std::shared_ptr<detail::started_collective> s,
+  // chosen: the algorithm init chose (automatic where it chose none: one
+  // rank, no elements, strings, the scans); plan: the model's word on it.
+  persistent_request(std::shared_ptr<detail::started_collective> s, topocoll::algorithm chosen,
                      std::function<plan_summary()> plan)
-      : request_handle(std::move(s)), plan_(std::move(plan)) {}
+      : request_handle(std::move(s)), chosen_(chosen), plan_(std::move(plan)) {}
 
   void start() {
     detail::started_collective* s = state();
@@ -151,8 +153,12 @@ class persistent_request : private detail::request_handle {
   using request_handle::test;
   using request_handle::wait;
 
-  // The algorithm this collective runs, never algorithm::automatic.
-  topocoll::algorithm algorithm() const { return summary().algo; }
+  // The algorithm this collective runs, never algorithm::automatic: the one
+  // chosen at init, or where none was, the one whose schedule the model finds
+  // automatic's to be.
+  topocoll::algorithm algorithm() const {
+    return chosen_ != topocoll::algorithm::automatic ? chosen_ : summary().algo;
+  }
   // One line: collective, topology, p, m, element size, the algorithm and its
   // predicted time, and each alternative's predicted time.
   std::string describe() const { return summary().text; }
@@ -164,6 +170,7 @@ class persistent_request : private detail::request_handle {
     return *summary_;
   }
 
+  topocoll::algorithm chosen_ = topocoll::algorithm::automatic;
   std::function<plan_summary()> plan_;
   mutable std::shared_ptr<const plan_summary> summary_;
 };

@@ -26,6 +26,15 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
 
+// The algorithm a scatter of blocks of m elements of T runs over l: the
+// forced one, or automatic's, the tree or the pipeline; chosen at every call,
+// or once at init (persistent.hpp).
+template <Topology Topo, class T>
+algorithm scatter_choice(const layout& l, std::size_t m, const options& opt) {
+  if (opt.algo != algorithm::automatic) return opt.algo;
+  return one_to_all::blocks_tree_or_pipeline<Topo, T>(l, m, opt.cost);
+}
+
 // scatter's checks (stage::check), the whole call (stage::run), or the call
 // without its checks (stage::started).
 template <Topology Topo, Transport C, class In, class Out>
@@ -47,7 +56,9 @@ template <Topology Topo, Transport C, class In, class Out>
   if (!scope.proceed()) return;
   if (m == 0) return;
   if (call.p() == 1) return copy_to(in, out);
-  one_to_all::scatter<Topo>(c, Topo::shape(call.p()), in, out, root, opt);
+  const layout l = Topo::shape(call.p());
+  one_to_all::scatter<Topo>(c, l, in, out, root,
+                            scatter_choice<Topo, buffer_value_t<Out>>(l, m, opt), opt.cost);
 }
 
 }  // namespace detail

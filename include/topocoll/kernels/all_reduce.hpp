@@ -80,15 +80,17 @@ all_reduce_cost all_reduce_folds(const layout& vl, std::size_t bytes, const cost
                        cm);
 }
 
-// automatic: the cheaper fold under the model; reduce_scatter_all_gather
-// needs a piece for every active rank, so a shorter message is not priced.
+// automatic: the cheaper fold over l's active ranks under the model;
+// reduce_scatter_all_gather needs a piece for every active rank, so a
+// shorter message is not priced.
 template <Topology Topo, class T, class Op>
-algorithm choose_all_reduce(const layout& vl, std::size_t m, const options& opt) {
-  if (opt.algo != algorithm::automatic) return opt.algo;
-  if (m < static_cast<std::size_t>(vl.p)) return algorithm::recursive_doubling;
-  return remembered(vl.p, m, opt.cost, [&] {
+algorithm cheaper_fold(const layout& l, std::size_t m, const options& opt) {
+  const int active = Topo::folding(l).active();
+  if (m < static_cast<std::size_t>(active)) return algorithm::recursive_doubling;
+  return remembered(active, m, opt.cost, [&] {
     const std::size_t bytes = m * sizeof(T);
-    const auto t = all_reduce_folds<Topo, T, Op>(vl, bytes, opt.cost.at_size(bytes));
+    const auto t =
+        all_reduce_folds<Topo, T, Op>(active_layout<Topo>(l), bytes, opt.cost.at_size(bytes));
     return t.reduce_scatter_all_gather < t.recursive_doubling ? algorithm::reduce_scatter_all_gather
                                                               : algorithm::recursive_doubling;
   });
@@ -161,20 +163,30 @@ void reduce_scatter_all_gather(C& c, const place<fold_map>& at, std::span<const 
   all_gather_reversed<Topo>(c, at, out, off.data());
 }
 
-// Algorithm choice made: out = in_0 op ... op in_{p-1} on every rank.
-template <Topology Topo, Transport C, class T, class Op>
-void all_reduce(C& c, const layout& l, std::span<const T> in, std::span<T> out, const Op& op,
-                const options& opt) {
-  constexpr int tg = detail::tag::all_reduce;
+// The algorithm an all_reduce of m elements of T runs over l: the forced
+// one, or automatic's: the two tree sweeps (algorithm::reduce_broadcast)
+// where the folds need complete digit groups that l lacks or where the trees
+// are priced lower, otherwise the cheaper fold over l's active ranks.
+template <Topology Topo, class T, class Op>
+algorithm choose(const layout& l, std::size_t m, const options& opt) {
+  if (opt.algo != algorithm::automatic) return opt.algo;
   constexpr topology_need folds_need = table_need("all_reduce", algorithm::recursive_doubling);
   static_assert(folds_need == table_need("all_reduce", algorithm::reduce_scatter_all_gather));
-  if (!meets<Topo>(folds_need, l) || opt.algo == algorithm::tree ||
-      opt.algo == algorithm::reduce_broadcast ||
-      reduce_broadcast_wins<Topo, T, Op>(l, in.size(), opt)) {
+  if (!meets<Topo>(folds_need, l) || reduce_broadcast_wins<Topo, T, Op>(l, m, opt))
+    return algorithm::reduce_broadcast;
+  return cheaper_fold<Topo, T, Op>(l, m, opt);
+}
+
+// out = in_0 op ... op in_{p-1} on every rank, by algorithm a (choose; tree is
+// reduce_broadcast's trees).
+template <Topology Topo, Transport C, class T, class Op>
+void all_reduce(C& c, const layout& l, std::span<const T> in, std::span<T> out, const Op& op,
+                algorithm a, const cost_model& cost) {
+  constexpr int tg = detail::tag::all_reduce;
+  if (a == algorithm::tree || a == algorithm::reduce_broadcast) {
     using tree_topo = one_to_all::tree_topology<Topo>;
     const layout tl = one_to_all::tree_layout<Topo>(l.p);
-    one_to_all::tree_reduce<tree_topo>(c, tl, in_out<T>{in, out}, op,
-                                       {0, tg, opt.cost.segment_bytes});
+    one_to_all::tree_reduce<tree_topo>(c, tl, in_out<T>{in, out}, op, {0, tg, cost.segment_bytes});
     return one_to_all::broadcast_sweep(c, one_to_all::rooted_tree<tree_topo>{tl, 0}, out, tg);
   }
   std::span<const T> src = in;  // this rank's (or its pair's) contribution
@@ -187,7 +199,7 @@ void all_reduce(C& c, const layout& l, std::span<const T> in, std::span<T> out, 
         src = out;
       },
       [&](const layout& vl, int w, const auto& fm) {
-        if (choose_all_reduce<Topo, T, Op>(vl, in.size(), opt) == algorithm::recursive_doubling) {
+        if (a == algorithm::recursive_doubling) {
           scratch<T> work(prefix::work_size(out.size()));
           prefix::prefix_fold<Topo>(c, place<std::remove_cvref_t<decltype(fm)>>{tg, vl, w, fm},
                                     prefix::buffers<T>{src, out, {}, work.span()},

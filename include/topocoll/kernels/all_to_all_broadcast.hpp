@@ -706,15 +706,14 @@ algorithm choose_roots(const layout& l, std::size_t n, std::size_t block_bytes,
 }
 
 // The n broadcasts, by the fold (algorithm::fold) or one tree per root
-// (algorithm::tree, one_to_all::broadcast with opt).
+// (algorithm::tree, one_to_all::broadcast).
 template <Topology Topo, Transport C, class T>
 void broadcast_roots(C& c, const layout& l, std::span<T> buf, const roots_call& rc, algorithm a,
-                     const options& opt) {
+                     const cost_model& cost) {
   if (a == algorithm::fold) return roots_fold<Topo>(c, l, buf, rc);
-  options tree = opt;
-  tree.algo = algorithm::tree;
   for (std::size_t i = 0; i < rc.roots.size(); ++i)
-    one_to_all::broadcast<Topo>(c, l, buf.subspan(i * rc.m, rc.m), rc.roots[i], tree);
+    one_to_all::broadcast<Topo>(c, l, buf.subspan(i * rc.m, rc.m), rc.roots[i], algorithm::tree,
+                                cost);
 }
 
 // ---- reduce_scatter ----------------------------------------------------------------

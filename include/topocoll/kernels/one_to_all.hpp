@@ -381,86 +381,89 @@ void naive_reduce(C& c, in_out<T> io, const Op& op, int root, int tag) {
 // ---- the choice ----------------------------------------------------------------
 // The tree everywhere; on a topology of linear dimensions (chain_dims: Ring,
 // Mesh<K>), the pipeline along each dimension in turn where the t_s + t_w m
-// model says it is cheaper (large m), or where it is forced.
+// model says it is cheaper (large m).
 template <Topology Topo, class T>
-bool pipelined(algorithm forced, std::size_t m, const layout& l, const cost_model& cost) {
-  return chain_dims<Topo> &&
-         (forced == algorithm::pipelined ||
-          (forced == algorithm::automatic && pipeline::pipeline_wins<T>(l, m, cost)));
+algorithm tree_or_pipeline(const layout& l, std::size_t m, const cost_model& cost) {
+  return chain_dims<Topo> && pipeline::pipeline_wins<T>(l, m, cost) ? algorithm::pipelined
+                                                                    : algorithm::tree;
 }
 
+// a: tree, pipelined (chain_dims only) or naive.
 template <Topology Topo, Transport C, class T>
-void broadcast(C& c, const layout& l, std::span<T> buf, int root, const options& opt) {
-  if (opt.algo == algorithm::naive) return naive_broadcast(c, buf, root, detail::tag::broadcast);
+void broadcast(C& c, const layout& l, std::span<T> buf, int root, algorithm a,
+               const cost_model& cost) {
+  if (a == algorithm::naive) return naive_broadcast(c, buf, root, detail::tag::broadcast);
   if constexpr (chain_dims<Topo>)
-    if (pipelined<Topo, T>(opt.algo, buf.size(), l, opt.cost))
-      return pipeline::pipelined_broadcast(c, pipeline::chains<Topo>{l, root, opt.cost}, buf,
+    if (a == algorithm::pipelined)
+      return pipeline::pipelined_broadcast(c, pipeline::chains<Topo>{l, root, cost}, buf,
                                            detail::tag::broadcast);
   broadcast_sweep(c, rooted_tree<Topo>{l, root}, buf, detail::tag::broadcast);
 }
 
 // The pipeline's partials are in rank order only when every chain ends at
 // real coordinate 0, so a non-commutative reduction to a root other than 0
-// runs towards rank 0, which forwards the result.
+// runs towards rank 0, which forwards the result. a: as for broadcast.
 template <Topology Topo, Transport C, class T, class Op>
-void reduce(C& c, const layout& l, in_out<T> io, const Op& op, int root, const options& opt) {
-  if (opt.algo == algorithm::naive) return naive_reduce(c, io, op, root, detail::tag::reduce);
+void reduce(C& c, const layout& l, in_out<T> io, const Op& op, int root, algorithm a,
+            const cost_model& cost) {
+  if (a == algorithm::naive) return naive_reduce(c, io, op, root, detail::tag::reduce);
   const auto [in, out] = io;
   const std::size_t m = in.size();
   if constexpr (chain_dims<Topo>) {
-    if (pipelined<Topo, T>(opt.algo, m, l, opt.cost)) {
+    if (a == algorithm::pipelined) {
       const int chain_root = (is_commutative_v<Op, T> || root == 0) ? root : 0;
       std::optional<scratch<T>> result;
       std::span<T> dst = out;
       if (c.rank() == chain_root && chain_root != root) dst = result.emplace(m).span();
-      pipeline::pipelined_reduce(c, pipeline::chains<Topo>{l, chain_root, opt.cost},
-                                 in_out<T>{in, dst}, op, detail::tag::reduce);
+      pipeline::pipelined_reduce(c, pipeline::chains<Topo>{l, chain_root, cost}, in_out<T>{in, dst},
+                                 op, detail::tag::reduce);
       return forward(c, chain_root, root, std::span<const T>(dst), out, detail::tag::forward);
     }
   }
-  tree_reduce<Topo>(c, l, io, op, {root, detail::tag::reduce, opt.cost.segment_bytes});
+  tree_reduce<Topo>(c, l, io, op, {root, detail::tag::reduce, cost.segment_bytes});
 }
 
 // Scatter and gather: the tree, or on a topology of linear dimensions the
-// pipeline where it is forced or where the model, pricing posted messages,
-// says it is cheaper. Under t_s + t_w m with factors of at least 1 the tree
-// always is, moving the root's bytes in fewer messages; the pipeline's
-// messages of single blocks can win only where they are posted and the
-// tree's, which carry whole subtrees' blocks, are not. On two ranks both are
-// one message.
+// pipeline where the model, pricing posted messages, says it is cheaper.
+// Under t_s + t_w m with factors of at least 1 the tree always is, moving the
+// root's bytes in fewer messages; the pipeline's messages of single blocks can
+// win only where they are posted and the tree's, which carry whole subtrees'
+// blocks, are not. On two ranks both are one message. m: elements per block.
 template <Topology Topo, class T>
-bool pipelined_blocks(algorithm forced, std::size_t m, const layout& l, const cost_model& cost) {
+algorithm blocks_tree_or_pipeline(const layout& l, std::size_t m, const cost_model& cost) {
   if constexpr (chain_dims<Topo>) {
-    if (forced != algorithm::automatic) return forced == algorithm::pipelined;
     const std::size_t bytes = m * sizeof(T);
     if (!std::is_trivially_copyable_v<T> || l.p <= 2 ||
         (cost.busy_at_least_alone() && !cost.posted(bytes)))
-      return false;
+      return algorithm::tree;
     return remembered(l.p, bytes, cost, [&] {
       return chain_blocks_time<Topo>(l, bytes, cost) <
-             gather_time<Topo>(l, bytes, cost, pricing::posting);
+                     gather_time<Topo>(l, bytes, cost, pricing::posting)
+                 ? algorithm::pipelined
+                 : algorithm::tree;
     });
   } else {
-    return false;
+    return algorithm::tree;
   }
 }
 
+// a: tree, or pipelined (chain_dims only).
 template <Topology Topo, Transport C, class T>
-void scatter(C& c, const layout& l, std::span<const T> in, std::span<T> out, int root,
-             const options& opt) {
+void scatter(C& c, const layout& l, std::span<const T> in, std::span<T> out, int root, algorithm a,
+             const cost_model& cost) {
   if constexpr (chain_dims<Topo>)
-    if (pipelined_blocks<Topo, T>(opt.algo, out.size(), l, opt.cost))
-      return pipeline::pipelined_scatter(c, pipeline::chains<Topo>{l, root, opt.cost}, in, out,
+    if (a == algorithm::pipelined)
+      return pipeline::pipelined_scatter(c, pipeline::chains<Topo>{l, root, cost}, in, out,
                                          detail::tag::scatter);
   tree_scatter<Topo>(c, l, in_out<T>{in, out}, root, detail::tag::scatter);
 }
 
 template <Topology Topo, Transport C, class T>
-void gather(C& c, const layout& l, std::span<const T> in, std::span<T> out, int root,
-            const options& opt) {
+void gather(C& c, const layout& l, std::span<const T> in, std::span<T> out, int root, algorithm a,
+            const cost_model& cost) {
   if constexpr (chain_dims<Topo>)
-    if (pipelined_blocks<Topo, T>(opt.algo, in.size(), l, opt.cost))
-      return pipeline::pipelined_gather(c, pipeline::chains<Topo>{l, root, opt.cost}, in, out,
+    if (a == algorithm::pipelined)
+      return pipeline::pipelined_gather(c, pipeline::chains<Topo>{l, root, cost}, in, out,
                                         detail::tag::gather);
   tree_gather<Topo>(c, l, in_out<T>{in, out}, root, detail::tag::gather);
 }

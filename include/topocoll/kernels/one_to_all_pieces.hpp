@@ -111,15 +111,6 @@ bool pieces_win(const layout& l, std::size_t m, int root, rs_messages rs, const 
   return pieces_priced_lower<Topo, T>(l, bytes, root, rs, cm);
 }
 
-// The choice for broadcast (split = scatter_all_gather) or reduce (split =
-// reduce_scatter_gather): forced, or automatic and cheaper.
-template <Topology Topo, class T>
-bool in_pieces(const options& opt, algorithm split, const layout& l, std::size_t m, int root,
-               rs_messages rs) {
-  return opt.algo == split ||
-         (opt.algo == algorithm::automatic && pieces_win<Topo, T>(l, m, root, rs, opt.cost));
-}
-
 // ---- broadcast: scatter, then all-to-all broadcast ---------------------------------
 
 // On a folded p the root, if it is folded away, hands its message to its

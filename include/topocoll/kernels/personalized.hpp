@@ -427,6 +427,17 @@ algorithm choose(const layout& l, std::size_t block_bytes, const cost_model& mod
   return sf < pw ? algorithm::store_and_forward : algorithm::pairwise;
 }
 
+// The algorithm an exchange of blocks of m elements of T on C runs over l:
+// the forced one, or automatic's, whose pairwise sends are posted where C has
+// non-blocking sends.
+template <Topology Topo, Transport C, class T>
+algorithm choose_for(const layout& l, std::size_t m, const options& opt) {
+  if (opt.algo != algorithm::automatic) return opt.algo;
+  return choose<Topo>(
+      l, m * sizeof(T), opt.cost,
+      send_batch<C, T>::nonblocking ? pairwise_sends::posted : pairwise_sends::blocking);
+}
+
 // The whole fixed-size exchange, once the arguments are checked: in and out
 // hold p blocks of m elements, or are the same elements (in-place use: in is
 // read from a private copy). opt.algo: automatic, store_and_forward,
@@ -443,11 +454,7 @@ void all_to_all(C& c, const layout& l, std::span<const T> in, std::span<T> out, 
     copy_to(in, copy->span());
     in = copy->span();
   }
-  algorithm algo = opt.algo;
-  if (algo == algorithm::automatic)
-    algo = choose<Topo>(
-        l, m * sizeof(T), opt.cost,
-        send_batch<C, T>::nonblocking ? pairwise_sends::posted : pairwise_sends::blocking);
+  const algorithm algo = choose_for<Topo, C, T>(l, m, opt);
   if (algo == algorithm::store_and_forward || algo == algorithm::bidirectional)
     store_and_forward<Topo>(c, l, in_out<T>{in, out},
                             algo == algorithm::bidirectional ? ring_way::both : ring_way::forward,
