@@ -61,11 +61,9 @@ namespace detail {
 // their choice is made at every call, by the bytes they hold.
 template <Topology Topo, class T>
 algorithm broadcast_choice(const layout& l, std::size_t m, int root, const options& opt) {
-  if (opt.algo != algorithm::automatic || is_flat_string_v<T>) return opt.algo;
-  if (one_to_all_pieces::pieces_win<Topo, T>(l, m, root, all_to_all_broadcast::rs_messages::one,
-                                             opt.cost))
-    return algorithm::scatter_all_gather;
-  return one_to_all::tree_or_pipeline<Topo, T>(l, m, opt.cost);
+  if (is_flat_string_v<T>) return opt.algo;
+  return one_to_all_pieces::choose<Topo, T>(l, m, root, all_to_all_broadcast::rs_messages::one,
+                                            algorithm::scatter_all_gather, opt);
 }
 
 // broadcast's checks (stage::check), the whole call (stage::run), or the call

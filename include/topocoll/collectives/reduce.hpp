@@ -42,11 +42,9 @@ namespace detail {
 // (persistent.hpp).
 template <Topology Topo, class T, class Op>
 algorithm reduce_choice(const layout& l, std::size_t m, int root, const options& opt) {
-  if (opt.algo != algorithm::automatic) return opt.algo;
-  if (one_to_all_pieces::pieces_win<Topo, T>(
-          l, m, root, all_to_all_broadcast::rs_messages_for<Topo, T, Op>(), opt.cost))
-    return algorithm::reduce_scatter_gather;
-  return one_to_all::tree_or_pipeline<Topo, T>(l, m, opt.cost);
+  return one_to_all_pieces::choose<Topo, T>(l, m, root,
+                                            all_to_all_broadcast::rs_messages_for<Topo, T, Op>(),
+                                            algorithm::reduce_scatter_gather, opt);
 }
 
 // reduce's checks (stage::check), the whole call (stage::run), or the call

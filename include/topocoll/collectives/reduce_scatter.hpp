@@ -59,8 +59,8 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
   if (call.p() == 1) return copy_to(in, out);
   const layout l = Topo::shape(call.p());
   using T = buffer_value_t<Out>;
-  const options chosen{reduce_scatter_choice<Topo, T, Op>(l, out.size(), opt), opt.cost};
-  all_to_all_broadcast::reduce_scatter<Topo>(c, l, in, out, op, chosen);
+  all_to_all_broadcast::reduce_scatter<Topo>(
+      c, l, in, out, op, reduce_scatter_choice<Topo, T, Op>(l, out.size(), opt), opt.cost);
 }
 
 }  // namespace detail

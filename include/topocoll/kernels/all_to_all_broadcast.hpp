@@ -774,17 +774,18 @@ std::span<T> reduce_scatter_reversed(C& c, const layout& vl, int w, const fold_m
   return b.buf.subspan(b.off[mine], b.off[mine + 1] - b.off[mine]);
 }
 
-// in: p blocks of out.size(); out = block `rank` reduced over every rank.
+// in: p blocks of out.size(); out = block `rank` reduced over every rank, by
+// algorithm a (choose_reduce_scatter): tree or fold.
 template <Topology Topo, Transport C, class T, class Op>
 void reduce_scatter(C& c, const layout& l, std::span<const T> in, std::span<T> out, const Op& op,
-                    const options& opt) {
+                    algorithm a, const cost_model& cost) {
   constexpr int tg = detail::tag::reduce_scatter;
   const std::size_t m = out.size(), pm = in.size();
-  if (opt.algo == algorithm::tree || tree_only<Topo>(l)) {
+  if (a == algorithm::tree || tree_only<Topo>(l)) {
     const layout tl = one_to_all::tree_layout<Topo>(l.p);
     scratch<T> acc(c.rank() == 0 ? pm : 0);
     one_to_all::tree_reduce<one_to_all::tree_topology<Topo>>(c, tl, in_out<T>{in, acc.span()}, op,
-                                                             {0, tg, opt.cost.segment_bytes});
+                                                             {0, tg, cost.segment_bytes});
     return one_to_all::tree_scatter<one_to_all::tree_topology<Topo>>(
         c, tl, in_out<T>{acc.span(), out}, 0, tg);
   }

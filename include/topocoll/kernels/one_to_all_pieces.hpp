@@ -111,6 +111,17 @@ bool pieces_win(const layout& l, std::size_t m, int root, rs_messages rs, const 
   return pieces_priced_lower<Topo, T>(l, bytes, root, rs, cm);
 }
 
+// The choice of broadcast (split = scatter_all_gather) and reduce (split =
+// reduce_scatter_gather): the forced algorithm, or the pieces, the pipeline
+// or the tree, whichever the model prices lowest.
+template <Topology Topo, class T>
+algorithm choose(const layout& l, std::size_t m, int root, rs_messages rs, algorithm split,
+                 const options& opt) {
+  if (opt.algo != algorithm::automatic) return opt.algo;
+  if (pieces_win<Topo, T>(l, m, root, rs, opt.cost)) return split;
+  return one_to_all::tree_or_pipeline<Topo, T>(l, m, opt.cost);
+}
+
 // ---- broadcast: scatter, then all-to-all broadcast ---------------------------------
 
 // On a folded p the root, if it is folded away, hands its message to its
