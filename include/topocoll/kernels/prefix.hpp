@@ -83,11 +83,15 @@ struct partials {
   std::span<T> spare[2];  // receive buffers once a side is set
 };
 
-// msg = lo op own op hi, of the sides that arrived
+// msg = lo op own op hi, of the sides that arrived: one pass over msg where
+// one side arrived (every binary dimension), two where both did. Inlined into
+// the fold, which calls it once per dimension.
 template <class T, class Op>
-void fold_sides(const partials<T>& part, const Op& op) {
+[[gnu::always_inline]] inline void fold_sides(const partials<T>& part, const Op& op) {
   if (part.lo.set)
     combine_into(part.msg, cspan(part.lo.acc), part.own, op);
+  else if (part.hi.set)
+    return combine_into(part.msg, part.own, cspan(part.hi.acc), op);
   else
     copy_to(part.own, part.msg);
   if (part.hi.set) combine_right(part.msg, cspan(part.hi.acc), op);
@@ -146,13 +150,15 @@ bool prefix_fold(C& c, const place<Fold>& at, const buffers<T>& b, goal g, const
   const std::size_t m = b.msg.size();
   const int nd = ndims<Topo>(at.vl);
   bool have_excl = false;
+  partials<T> part{b.src,
+                   b.msg,
+                   {b.work.subspan(2 * m, m)},
+                   {b.work.subspan(3 * m, m)},
+                   {b.work.first(m), b.work.subspan(m, m)}};
   for (int j = 0; j < nd; ++j) {
     const bool need_total = g == goal::total || j < nd - 1;
-    partials<T> part{j == 0 ? b.src : cspan(b.msg),
-                     b.msg,
-                     {b.work.subspan(2 * m, m)},
-                     {b.work.subspan(3 * m, m)},
-                     {b.work.first(m), b.work.subspan(m, m)}};
+    if (j > 0) part.own = b.msg;
+    part.lo.set = part.hi.set = false;
     const scan_tail tail =
         need_total ? scan_tail::exchange : dim_step<Topo::kind>::last_scan_dimension;
     if (tail == scan_tail::chain)
