@@ -168,6 +168,8 @@ class started_queue {
                                " was tested or waited for inside a running collective");
       return;
     }
+    if (queue_.size() == 1 && queue_.front() == &s && !s.suspended)
+      return run_here(0);  // alone and not begun (start + wait): what next_for finds, sooner
     while (!s.finished()) {
       const std::size_t i = next_for(s);
       if (i < queue_.size())
