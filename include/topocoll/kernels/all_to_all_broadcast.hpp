@@ -281,7 +281,7 @@ template <Topology Topo, Transport C, class T, class Off, class Fold>
 void all_gather_natural(C& c, const place<Fold>& at, std::span<T> buf, Off off,
                         std::span<const T> mine) {
   using step = dim_step<Topo::kind>;
-  for_each_dim<Topo>(at.vl, [&](int j) [[gnu::always_inline]] {
+  for_each_dim<Topo>(at.vl, [&](int j) {
     auto peer = [&](int q) { return at.fm.to_real(step::with_coord(at.vl, at.w, j, q)); };
     const int k = step::coord(at.vl, at.w, j);
     const parent_range<T, Off> pr{buf, off, step::group_start(at.vl, at.w, j),
