@@ -69,7 +69,10 @@ template <Topology Topo, Transport C, class In, class Out>
     call.in_place(in, out, 0);
   }
   if (!scope.proceed()) return;
-  personalized::all_to_all<Topo>(c, Topo::shape(call.p()), in, out, opt, tag::all_to_all);
+  const layout l = Topo::shape(call.p());
+  const std::size_t m = in.size() / personalized::to_size(call.p());
+  personalized::all_to_all<Topo>(
+      c, l, in, out, all_to_all_choice<Topo, C, buffer_value_t<Out>>(l, m, opt), tag::all_to_all);
 }
 
 }  // namespace detail

@@ -440,10 +440,10 @@ algorithm choose_for(const layout& l, std::size_t m, const options& opt) {
 
 // The whole fixed-size exchange, once the arguments are checked: in and out
 // hold p blocks of m elements, or are the same elements (in-place use: in is
-// read from a private copy). opt.algo: automatic, store_and_forward,
+// read from a private copy). algo (choose_for): store_and_forward,
 // bidirectional, pairwise or naive.
 template <Topology Topo, Transport C, class T>
-void all_to_all(C& c, const layout& l, std::span<const T> in, std::span<T> out, const options& opt,
+void all_to_all(C& c, const layout& l, std::span<const T> in, std::span<T> out, algorithm algo,
                 int tag) {
   const std::size_t m = in.size() / to_size(l.p);
   if (m == 0) return;
@@ -454,7 +454,6 @@ void all_to_all(C& c, const layout& l, std::span<const T> in, std::span<T> out, 
     copy_to(in, copy->span());
     in = copy->span();
   }
-  const algorithm algo = choose_for<Topo, C, T>(l, m, opt);
   if (algo == algorithm::store_and_forward || algo == algorithm::bidirectional)
     store_and_forward<Topo>(c, l, in_out<T>{in, out},
                             algo == algorithm::bidirectional ? ring_way::both : ring_way::forward,

@@ -333,7 +333,11 @@ struct count_exchange {
   const layout& l;
   const cost_model& cost;
   void operator()(std::span<const std::size_t> s, std::span<std::size_t> d) const {
-    all_to_all<Topo>(c, l, s, d, options{algorithm::automatic, cost}, tag::all_to_all_v_counts);
+    const std::size_t m = s.size() / to_size(l.p);
+    all_to_all<Topo>(
+        c, l, s, d,
+        personalized::choose_for<Topo, C, std::size_t>(l, m, {algorithm::automatic, cost}),
+        tag::all_to_all_v_counts);
   }
 };
 
