@@ -39,6 +39,10 @@ BOOST_AUTO_TEST_CASE(scratch_is_poisoned_reused_and_never_aliased) {
     BOOST_TEST(b.data() == first);
     BOOST_TEST(b.span()[0] == 0xA5A5A5A5u);
   }
+  {  // more than the kept block holds: grown, every element poisoned (ASan checks the bounds)
+    detail::scratch<std::uint32_t> big(4000);
+    for (std::uint32_t x : big.span()) BOOST_TEST_REQUIRE(x == 0xA5A5A5A5u);
+  }
   // Live scratches never share memory, whatever the order they end in.
   auto* a = new detail::scratch<double>(64);
   auto* b = new detail::scratch<double>(64);

@@ -49,8 +49,41 @@ class workspace_pool {
 
   // A free block with room for n bytes: the first free one that is large
   // enough, else the first free one, grown (its old contents are not kept).
-  // Returns the block's index, for release().
+  // Returns the block's index, for release(). Inline where that is the
+  // first block, as it is for a collective's one work buffer after its first
+  // call; the search out of line.
   std::size_t acquire(std::size_t n, std::byte*& data) {
+    if (!blocks_.empty() && !blocks_.front().in_use && blocks_.front().capacity >= n) [[likely]] {
+      blocks_.front().in_use = true;
+      data = blocks_.front().data.get();
+#ifdef TOPOCOLL_POISON_SCRATCH
+      std::memset(data, 0xA5, n);
+#endif
+      return 0;
+    }
+    return search(n, data);
+  }
+
+  void release(std::size_t i) noexcept {
+    block& b = blocks_[i];
+    b.in_use = false;
+    if (b.capacity > workspace_retain_bytes) [[unlikely]] {
+      b.data.reset();
+      b.capacity = 0;
+    }
+  }
+
+  // Frees every block no scratch currently holds.
+  void trim() noexcept {
+    for (block& b : blocks_)
+      if (!b.in_use) {
+        b.data.reset();
+        b.capacity = 0;
+      }
+  }
+
+ private:
+  [[gnu::noinline]] std::size_t search(std::size_t n, std::byte*& data) {
     std::size_t pick = blocks_.size();
     for (std::size_t i = 0; i < blocks_.size(); ++i) {
       if (blocks_[i].in_use) continue;
@@ -77,25 +110,6 @@ class workspace_pool {
     return pick;
   }
 
-  void release(std::size_t i) noexcept {
-    block& b = blocks_[i];
-    b.in_use = false;
-    if (b.capacity > workspace_retain_bytes) {
-      b.data.reset();
-      b.capacity = 0;
-    }
-  }
-
-  // Frees every block no scratch currently holds.
-  void trim() noexcept {
-    for (block& b : blocks_)
-      if (!b.in_use) {
-        b.data.reset();
-        b.capacity = 0;
-      }
-  }
-
- private:
   struct aligned_delete {
     void operator()(std::byte* p) const noexcept { ::operator delete (p, std::align_val_t{64}); }
   };
