@@ -57,7 +57,7 @@ class workspace_pool {
       blocks_.front().in_use = true;
       data = blocks_.front().data.get();
 #ifdef TOPOCOLL_POISON_SCRATCH
-      std::memset(data, 0xA5, n);
+      if (n) std::memset(data, 0xA5, n);
 #endif
       return 0;
     }
