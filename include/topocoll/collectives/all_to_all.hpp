@@ -68,7 +68,7 @@ template <Topology Topo, Transport C, class In, class Out>
     check_algorithm<Topo>(call, opt.algo);
     call.in_place(in, out, 0);
   }
-  if (!scope.proceed()) return;
+  if (!scope.proceed() || in.empty()) return;  // no blocks: nothing to choose or send
   const layout l = Topo::shape(call.p());
   const std::size_t m = in.size() / personalized::to_size(call.p());
   personalized::all_to_all<Topo>(
