@@ -163,8 +163,8 @@ struct parent_range<T, equal_blocks> {
 // from there: pr.sub(k) itself, or the caller's input, copied into pr.sub(k)
 // once the step's exchanges are done.
 template <dim_kind Kind, class C, class T, class Off, class Peer>
-void ag_step(C& c, int tag, int radix, int k, const Peer& peer, const parent_range<T, Off>& pr,
-             std::span<const T> own) {
+inline void ag_step(C& c, int tag, int radix, int k, const Peer& peer,
+                    const parent_range<T, Off>& pr, std::span<const T> own) {
   for_each_exchange<Kind>(radix, k, [&](const exchange& e) {
     const int to = peer(e.to), from = e.from == e.to ? to : peer(e.from);
     c.sendrecv(to, e.send == k ? own : cspan(pr.sub(e.send)), from, pr.sub(e.recv), tag);
@@ -281,7 +281,8 @@ template <Topology Topo, Transport C, class T, class Off, class Fold>
 void all_gather_natural(C& c, const place<Fold>& at, std::span<T> buf, Off off,
                         std::span<const T> mine) {
   using step = dim_step<Topo::kind>;
-  for_each_dim<Topo>(at.vl, [&](int j) {
+  for_each_dim<Topo>(at.vl, [&](auto dim) {
+    const int j = dim;
     auto peer = [&](int q) { return at.fm.to_real(step::with_coord(at.vl, at.w, j, q)); };
     const int k = step::coord(at.vl, at.w, j);
     const parent_range<T, Off> pr{buf, off, step::group_start(at.vl, at.w, j),
@@ -314,28 +315,34 @@ struct rs_fold_buffers {
 };
 
 // Reduce-scatter over vl (virtual rank w); returns whether fin was written.
+// Out of line, as all_gather_reversed: the two halves of the bandwidth-optimal
+// all_reduce are calls of their own, so that their unrolled steps do not use
+// up the inlining budget of the recursive doubling beside them.
 template <Topology Topo, rs_order Order, Transport C, class T, class Off, class Fold, class Op>
-bool reduce_scatter_fold(C& c, const place<Fold>& at, const rs_fold_buffers<T, Off>& b,
-                         const Op& op) {
+[[gnu::noinline]] bool reduce_scatter_fold(C& c, const place<Fold>& at,
+                                           const rs_fold_buffers<T, Off>& b, const Op& op) {
   using step = dim_step<Topo::kind>;
   const layout& vl = at.vl;
   const int w = at.w;
   const reversed_digits rd(vl);
-  const int nd = ndims<Topo>(vl);
-  bool wrote = false;
-  for (int i = 0; i < nd; ++i) {
-    const int j = Order == rs_order::reversed ? i : nd - 1 - i;
+  const int last = Order == rs_order::reversed ? ndims<Topo>(vl) - 1 : 0;
+  constexpr dim_order order =
+      Order == rs_order::reversed ? dim_order::ascending : dim_order::descending;
+  bool first = true, wrote = false;
+  for_each_dim<Topo, order>(vl, [&](auto dim) {
+    const int j = dim;
     const int start =
         Order == rs_order::reversed ? rd.start(vl, w, j) : step::group_start(vl, w, j);
     const int width = Order == rs_order::reversed ? rd.w[j] : step::stride(vl, j);
     auto peer = [&](int q) { return at.fm.to_real(step::with_coord(vl, w, j, q)); };
-    const rs_ranges<T, Off> r{{i == 0 ? b.src : cspan(b.buf), b.off, start, width},
+    const rs_ranges<T, Off> r{{first ? b.src : cspan(b.buf), b.off, start, width},
                               {b.buf, b.off, start, width},
-                              i == nd - 1 ? b.fin : std::span<T>{},
+                              j == last ? b.fin : std::span<T>{},
                               b.tmp};
+    first = false;
     wrote = rs_step<Topo::kind>(
         c, dim_at<decltype(peer)>{at.tag, step::radix(vl, j), step::coord(vl, w, j), peer}, r, op);
-  }
+  });
   return wrote;
 }
 
@@ -357,15 +364,17 @@ std::size_t rs_work_size(const layout& vl, Off off) {
 // The reverse of reduce_scatter_reversed's data movement: all-gather over the
 // digit-reversed positions, dimensions high to low.
 template <Topology Topo, Transport C, class T, class Fold>
-void all_gather_reversed(C& c, const place<Fold>& at, std::span<T> buf, const std::size_t* off) {
+[[gnu::noinline]] void all_gather_reversed(C& c, const place<Fold>& at, std::span<T> buf,
+                                           const std::size_t* off) {
   using step = dim_step<Topo::kind>;
   const reversed_digits rd(at.vl);
-  for (int j = ndims<Topo>(at.vl) - 1; j >= 0; --j) {
+  for_each_dim<Topo, dim_order::descending>(at.vl, [&](auto dim) {
+    const int j = dim;
     auto peer = [&](int q) { return at.fm.to_real(step::with_coord(at.vl, at.w, j, q)); };
     const int k = step::coord(at.vl, at.w, j);
     const parent_range<T> pr{buf, off, rd.start(at.vl, at.w, j), rd.w[j]};
     ag_step<Topo::kind>(c, at.tag, step::radix(at.vl, j), k, peer, pr, cspan(pr.sub(k)));
-  }
+  });
 }
 
 // ---- the rooted halves of the reversed fold ------------------------------------
@@ -387,10 +396,12 @@ void rooted_fold(C& c, const place<Fold>& at, std::span<T> buf, const std::size_
                  int root_w) {
   using step = dim_step<Topo::kind>;
   const reversed_digits rd(at.vl);
-  const int nd = ndims<Topo>(at.vl);
-  for (int i = 0; i < nd; ++i) {
-    const int j = Way == rooted::scatter ? i : nd - 1 - i;
-    if (step::group_start(at.vl, at.w, j) != step::group_start(at.vl, root_w, j)) continue;
+  constexpr dim_order order = Way == rooted::scatter ? dim_order::ascending : dim_order::descending;
+  // A rank that has sent its sub-range to the collector (gather) differs
+  // from the root in that coordinate, so no lower dimension takes it in.
+  for_each_dim<Topo, order>(at.vl, [&](auto dim) {
+    const int j = dim;
+    if (step::group_start(at.vl, at.w, j) != step::group_start(at.vl, root_w, j)) return;
     const int k = step::coord(at.vl, at.w, j), kr = step::coord(at.vl, root_w, j);
     const parent_range<T> pr{buf, off, rd.start(at.vl, at.w, j), rd.w[j]};
     auto peer = [&](int q) { return at.fm.to_real(step::with_coord(at.vl, at.w, j, q)); };
@@ -406,7 +417,7 @@ void rooted_fold(C& c, const place<Fold>& at, std::span<T> buf, const std::size_
       for (int q = 0; q < step::radix(at.vl, j); ++q)
         if (q != kr) c.recv(peer(q), at.tag, pr.sub(q));
     }
-  }
+  });
 }
 
 // Offsets of n nearly equal pieces of m elements (the first m % n one longer).

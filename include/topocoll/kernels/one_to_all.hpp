@@ -46,11 +46,9 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::one_to_all {
 // (the children, then the parent).
 template <Topology Topo, sweep S, class F>
 constexpr void for_each_link(const layout& l, int v, F&& f) {
-  using step = dim_step<Topo::kind>;
-  if constexpr (S == sweep::down)
-    for (int j = ndims<Topo>(l) - 1; j >= 0; --j) step::template edges<S>(l, v, j, f);
-  else
-    for (int j = 0; j < ndims<Topo>(l); ++j) step::template edges<S>(l, v, j, f);
+  constexpr dim_order order = S == sweep::down ? dim_order::descending : dim_order::ascending;
+  for_each_dim<Topo, order>(l,
+                            [&](auto j) { dim_step<Topo::kind>::template edges<S>(l, v, j, f); });
 }
 
 // End of the range [v, hi) of virtual ranks v is responsible for.

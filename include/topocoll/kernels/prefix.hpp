@@ -101,10 +101,11 @@ template <class T, class Op>
 // coordinates' messages arrive in descending cyclic order, so each goes on the
 // LEFT of the side it belongs to; the first of a side arrives in place. A ring
 // passes on what arrived last; the other steps send msg itself.
-template <Topology Topo, Transport C, class T, class Fold, class Op>
-void exchange_dim(C& c, const place<Fold>& at, int j, partials<T>& part, scan_tail tail,
+template <Topology Topo, Transport C, class T, class Fold, class Dim, class Op>
+void exchange_dim(C& c, const place<Fold>& at, Dim dim, partials<T>& part, scan_tail tail,
                   const Op& op) {
   using step = dim_step<Topo::kind>;
+  const int j = dim;
   const int k = step::coord(at.vl, at.w, j);
   auto real = [&](int q) { return step::with_coord(at.vl, at.w, j, q); };
   std::span<const T> last = part.own;
@@ -155,7 +156,8 @@ bool prefix_fold(C& c, const place<Fold>& at, const buffers<T>& b, goal g, const
                    {b.work.subspan(2 * m, m)},
                    {b.work.subspan(3 * m, m)},
                    {b.work.first(m), b.work.subspan(m, m)}};
-  for (int j = 0; j < nd; ++j) {
+  for_each_dim<Topo>(at.vl, [&](auto dim) {
+    const int j = dim;
     const bool need_total = g == goal::total || j < nd - 1;
     if (j > 0) part.own = b.msg;
     part.lo.set = part.hi.set = false;
@@ -164,10 +166,10 @@ bool prefix_fold(C& c, const place<Fold>& at, const buffers<T>& b, goal g, const
     if (tail == scan_tail::chain)
       chain_dim<Topo>(c, at, j, part, op);
     else
-      exchange_dim<Topo>(c, at, j, part, tail, op);
+      exchange_dim<Topo>(c, at, dim, part, tail, op);
     if (part.lo.set && g == goal::exclusive) put_left(b.excl, have_excl, cspan(part.lo.acc), op);
     if (need_total) fold_sides(part, op);
-  }
+  });
   return have_excl;
 }
 

@@ -143,8 +143,8 @@ struct dim_step<dim_kind::binary> {
 
   // Algorithm 4.2, lines 6-13, with s = 2^j: a rank takes part when its bits
   // below j are 0 (mask = s - 1); bit j set: the partner is its parent.
-  template <sweep S, class F>
-  static constexpr void edges(const layout& l, int v, int j, F&& f) {
+  template <sweep S, class Dim, class F>
+  static constexpr void edges(const layout& l, int v, Dim j, F&& f) {
     const int s = 1 << j;
     if ((v & (s - 1)) != 0) return;
     if ((v & s) != 0)

@@ -259,9 +259,12 @@ constexpr int ndims(const layout& l) {
 }
 
 // f(j) for every dimension j of Topo's layout l, in increasing order (or
-// decreasing, Order = descending). Where the policy fixes the number of
-// dimensions (Hypercube<D>) the loop is unrolled at compile time, so each
-// step sees j as a constant: the seed's loop over i = 0 .. D - 1.
+// decreasing, Order = descending): the one loop over the dimensions that every
+// fold runs. Where the policy fixes the number of dimensions (Hypercube<D>)
+// the loop is unrolled at compile time and j is a std::integral_constant, so
+// a step written as a generic lambda (`[&](auto j)`) is compiled once per
+// dimension with j a constant, whether or not the compiler inlines it: the
+// seed's loop over i = 0 .. D - 1, at -O2 as at -O3. Elsewhere j is an int.
 enum class dim_order { ascending, descending };
 template <class Topo, dim_order Order = dim_order::ascending, class F>
 constexpr void for_each_dim(const layout& l, F&& f) {
@@ -269,9 +272,9 @@ constexpr void for_each_dim(const layout& l, F&& f) {
     constexpr int d = Topo::fixed_dims;
     [&]<int... J>(std::integer_sequence<int, J...>) {
       if constexpr (Order == dim_order::ascending)
-        (f(J), ...);
+        (f(std::integral_constant<int, J>{}), ...);
       else
-        (f(d - 1 - J), ...);
+        (f(std::integral_constant<int, d - 1 - J>{}), ...);
     }
     (std::make_integer_sequence<int, d>{});
   } else if constexpr (Order == dim_order::ascending) {
