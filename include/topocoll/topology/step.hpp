@@ -142,7 +142,8 @@ struct dim_step<dim_kind::binary> {
   static constexpr int group_start(const layout&, int v, int j) { return v & ~((2 << j) - 1); }
 
   // Algorithm 4.2, lines 6-13, with s = 2^j: a rank takes part when its bits
-  // below j are 0 (mask = s - 1); bit j set: the partner is its parent.
+  // below j are 0 (mask = s - 1); bit j set: the partner is its parent. j is
+  // a std::integral_constant where for_each_dim unrolls the dimensions.
   template <sweep S, class Dim, class F>
   static constexpr void edges(const layout& l, int v, Dim j, F&& f) {
     const int s = 1 << j;

@@ -259,8 +259,8 @@ constexpr int ndims(const layout& l) {
 }
 
 // f(j) for every dimension j of Topo's layout l, in increasing order (or
-// decreasing, Order = descending): the one loop over the dimensions that every
-// fold runs. Where the policy fixes the number of dimensions (Hypercube<D>)
+// decreasing, Order = descending): the loop over the dimensions of the folds
+// and the tree sweep. Where the policy fixes the number of dimensions (Hypercube<D>)
 // the loop is unrolled at compile time and j is a std::integral_constant, so
 // a step written as a generic lambda (`[&](auto j)`) is compiled once per
 // dimension with j a constant, whether or not the compiler inlines it: the
