@@ -325,21 +325,21 @@ template <Topology Topo, rs_order Order, Transport C, class T, class Off, class 
   const layout& vl = at.vl;
   const int w = at.w;
   const reversed_digits rd(vl);
-  const int last = Order == rs_order::reversed ? ndims<Topo>(vl) - 1 : 0;
+  const int nd = ndims<Topo>(vl);
+  const int first = Order == rs_order::reversed ? 0 : nd - 1, last = nd - 1 - first;
   constexpr dim_order order =
       Order == rs_order::reversed ? dim_order::ascending : dim_order::descending;
-  bool first = true, wrote = false;
+  bool wrote = false;
   for_each_dim<Topo, order>(vl, [&](auto dim) {
     const int j = dim;
     const int start =
         Order == rs_order::reversed ? rd.start(vl, w, j) : step::group_start(vl, w, j);
     const int width = Order == rs_order::reversed ? rd.w[j] : step::stride(vl, j);
     auto peer = [&](int q) { return at.fm.to_real(step::with_coord(vl, w, j, q)); };
-    const rs_ranges<T, Off> r{{first ? b.src : cspan(b.buf), b.off, start, width},
+    const rs_ranges<T, Off> r{{j == first ? b.src : cspan(b.buf), b.off, start, width},
                               {b.buf, b.off, start, width},
                               j == last ? b.fin : std::span<T>{},
                               b.tmp};
-    first = false;
     wrote = rs_step<Topo::kind>(
         c, dim_at<decltype(peer)>{at.tag, step::radix(vl, j), step::coord(vl, w, j), peer}, r, op);
   });
