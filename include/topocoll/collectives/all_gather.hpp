@@ -68,11 +68,11 @@ template <Topology Topo, Transport C, class In, class Out>
   const layout l = Topo::shape(call.p());
   if constexpr (is_flat_string_v<buffer_value_t<Out>>) {
     copy_to(in, out.subspan(mine, m));
-    strings::all_gather<Topo>(c, l, in, out, opt.algo, tag::all_gather);
+    strings::all_gather<kernel_topology<Topo>>(c, l, in, out, opt.algo, tag::all_gather);
   } else {
-    all_to_all_broadcast::all_gather<Topo>(c, l, in, out, all_to_all_broadcast::equal_blocks{m},
-                                           all_gather_choice<Topo, buffer_value_t<Out>>(l, m, opt),
-                                           tag::all_gather);
+    all_to_all_broadcast::all_gather<kernel_topology<Topo>>(
+        c, l, in, out, all_to_all_broadcast::equal_blocks{m},
+        all_gather_choice<Topo, buffer_value_t<Out>>(l, m, opt), tag::all_gather);
   }
 }
 

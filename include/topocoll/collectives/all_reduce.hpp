@@ -60,9 +60,9 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
   if (!scope.proceed()) return;
   if (call.nothing_to_do(in, out)) return;
   const layout l = Topo::shape(call.p());
-  all_reduce::all_reduce<Topo>(c, l, in, out, op,
-                               all_reduce_choice<Topo, buffer_value_t<Out>, Op>(l, in.size(), opt),
-                               opt.cost);
+  all_reduce::all_reduce<kernel_topology<Topo>>(
+      c, l, in, out, op, all_reduce_choice<Topo, buffer_value_t<Out>, Op>(l, in.size(), opt),
+      opt.cost);
 }
 
 }  // namespace detail

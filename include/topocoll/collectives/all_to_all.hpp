@@ -71,7 +71,7 @@ template <Topology Topo, Transport C, class In, class Out>
   if (!scope.proceed() || in.empty()) return;  // no blocks: nothing to choose or send
   const layout l = Topo::shape(call.p());
   const std::size_t m = in.size() / personalized::to_size(call.p());
-  personalized::all_to_all<Topo>(
+  personalized::all_to_all<kernel_topology<Topo>>(
       c, l, in, out, all_to_all_choice<Topo, C, buffer_value_t<Out>>(l, m, opt), tag::all_to_all);
 }
 

@@ -96,7 +96,8 @@ all_to_all_v(C& c, In&& input, Counts&& send_counts_in, const options& opt = {})
     r.data.assign(in.begin(), in.end());
     return r;
   }
-  detail::personalized_v::all_to_all_v<Topo>(c, Topo::shape(call.p()), in, send_counts, r, opt);
+  detail::personalized_v::all_to_all_v<detail::kernel_topology<Topo>>(c, Topo::shape(call.p()), in,
+                                                                      send_counts, r, opt);
   return r;
 }
 
@@ -151,7 +152,7 @@ void all_to_all_v(C& c, In&& input, SendCounts&& send_counts_in, Out&& output,
                                        send_counts[0],
                                        " elements to itself, recv_counts[0] = ", recv_counts[0]));
   if (call.p() == 1) return detail::copy_to(in, out);
-  detail::personalized_v::all_to_all_v<Topo>(
+  detail::personalized_v::all_to_all_v<detail::kernel_topology<Topo>>(
       c, Topo::shape(call.p()), detail::personalized_v::counted<const T>{in, send_counts},
       detail::personalized_v::counted<T>{out, recv_counts}, opt);
 }

@@ -84,9 +84,9 @@ template <Topology Topo, Transport C, OutputBuffer Buf>
   auto bcast = [&]<class U>(std::span<U> b) {
     const algorithm a = broadcast_choice<Topo, U>(l, b.size(), root, opt);
     if (a == algorithm::scatter_all_gather)
-      one_to_all_pieces::scatter_all_gather<Topo>(c, l, b, root);
+      one_to_all_pieces::scatter_all_gather<kernel_topology<Topo>>(c, l, b, root);
     else
-      one_to_all::broadcast<Topo>(c, l, b, root, a, opt.cost);
+      one_to_all::broadcast<kernel_topology<Topo>>(c, l, b, root, a, opt.cost);
   };
   if constexpr (is_flat_string_v<buffer_value_t<Buf>>)
     strings::broadcast(call.rank(), call.p(), buf, root, bcast);
@@ -113,8 +113,8 @@ template <Topology Topo, Transport C, OutputBuffer Buf>
   const layout l = Topo::shape(call.p());
   const algorithm a = all_to_all_broadcast::choose_roots<Topo>(
       l, roots.size(), m * sizeof(buffer_value_t<Buf>), opt);
-  all_to_all_broadcast::broadcast_roots<Topo>(c, l, buf, all_to_all_broadcast::roots_call{roots, m},
-                                              a, opt.cost);
+  all_to_all_broadcast::broadcast_roots<kernel_topology<Topo>>(
+      c, l, buf, all_to_all_broadcast::roots_call{roots, m}, a, opt.cost);
 }
 
 }  // namespace detail

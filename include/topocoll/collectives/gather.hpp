@@ -60,9 +60,9 @@ template <Topology Topo, Transport C, class In, class Out>
   const layout l = Topo::shape(call.p());
   if constexpr (is_flat_string_v<buffer_value_t<Out>>)
     if (opt.algo != algorithm::pipelined)
-      return strings::gather<Topo>(c, l, in, out, root, tag::gather);
-  one_to_all::gather<Topo>(c, l, in, out, root,
-                           gather_choice<Topo, buffer_value_t<Out>>(l, in.size(), opt), opt.cost);
+      return strings::gather<kernel_topology<Topo>>(c, l, in, out, root, tag::gather);
+  one_to_all::gather<kernel_topology<Topo>>(
+      c, l, in, out, root, gather_choice<Topo, buffer_value_t<Out>>(l, in.size(), opt), opt.cost);
 }
 
 }  // namespace detail

@@ -67,8 +67,9 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
   const layout l = Topo::shape(call.p());
   const algorithm a = reduce_choice<Topo, buffer_value_t<Out>, Op>(l, in.size(), root, opt);
   if (a == algorithm::reduce_scatter_gather)
-    return one_to_all_pieces::reduce_scatter_gather<Topo>(c, l, in_out{in, out}, op, root);
-  one_to_all::reduce<Topo>(c, l, in_out{in, out}, op, root, a, opt.cost);
+    return one_to_all_pieces::reduce_scatter_gather<kernel_topology<Topo>>(c, l, in_out{in, out},
+                                                                           op, root);
+  one_to_all::reduce<kernel_topology<Topo>>(c, l, in_out{in, out}, op, root, a, opt.cost);
 }
 
 }  // namespace detail

@@ -42,7 +42,8 @@ template <Topology Topo, prefix::scan_kind Kind, Transport C, class In, class Ou
     call.in_place(in, out, 0);
   }
   if (!scope.proceed() || in.empty()) return;
-  prefix::scan<Topo>(c, Topo::shape(call.p()), in_out{in, out}, op, Kind, opt.cost);
+  prefix::scan<kernel_topology<Topo>>(c, Topo::shape(call.p()), in_out{in, out}, op, Kind,
+                                      opt.cost);
 }
 }  // namespace detail
 

@@ -57,8 +57,8 @@ template <Topology Topo, Transport C, class In, class Out>
   if (m == 0) return;
   if (call.p() == 1) return copy_to(in, out);
   const layout l = Topo::shape(call.p());
-  one_to_all::scatter<Topo>(c, l, in, out, root,
-                            scatter_choice<Topo, buffer_value_t<Out>>(l, m, opt), opt.cost);
+  one_to_all::scatter<kernel_topology<Topo>>(
+      c, l, in, out, root, scatter_choice<Topo, buffer_value_t<Out>>(l, m, opt), opt.cost);
 }
 
 }  // namespace detail

@@ -123,7 +123,7 @@ template <Topology Topo, class T, class Op>
                     : t.recursive_doubling;
   if (f.e != 0) fold += 2 * cm.message(bytes) + cm.combine(bytes);
   using tree_topo = one_to_all::tree_topology<Topo>;
-  const layout tl = one_to_all::tree_layout<Topo>(l.p);
+  const layout tl = one_to_all::tree_layout<Topo>(l);
   return 2 * one_to_all::tree_time<tree_topo>(tl, bytes, cm) +
              one_to_all::root_children<tree_topo>(tl) * cm.combine(bytes) <
          fold;
@@ -185,7 +185,7 @@ void all_reduce(C& c, const layout& l, std::span<const T> in, std::span<T> out, 
   constexpr int tg = detail::tag::all_reduce;
   if (a == algorithm::tree || a == algorithm::reduce_broadcast) {
     using tree_topo = one_to_all::tree_topology<Topo>;
-    const layout tl = one_to_all::tree_layout<Topo>(l.p);
+    const layout tl = one_to_all::tree_layout<Topo>(l);
     one_to_all::tree_reduce<tree_topo>(c, tl, in_out<T>{in, out}, op, {0, tg, cost.segment_bytes});
     return one_to_all::broadcast_sweep(c, one_to_all::rooted_tree<tree_topo>{tl, 0}, out, tg);
   }

@@ -517,7 +517,7 @@ fold_or_tree predict(const layout& l, std::size_t block_bytes, rs_messages per_s
   double fold = fold_time(active_layout<Topo>(l), bytes, per_step, cm);
   if (Topo::folding(l).e != 0) fold += cm.message(block_bytes) + cm.message(bytes);
   using tree_topo = one_to_all::tree_topology<Topo>;
-  const layout tl = one_to_all::tree_layout<Topo>(l.p);
+  const layout tl = one_to_all::tree_layout<Topo>(l);
   return {fold, one_to_all::gather_time<tree_topo>(tl, block_bytes, cm) +
                     one_to_all::tree_time<tree_topo>(tl, bytes, cm)};
 }
@@ -576,7 +576,7 @@ algorithm choose_reduce_scatter(const layout& l, std::size_t m, const options& o
     const double fold =
         t.fold + cm.busy_combine(bytes) * (vp - 1.0) / vp + (vp < l.p ? cm.combine(bytes) : 0);
     const int children = one_to_all::root_children<one_to_all::tree_topology<Topo>>(
-        one_to_all::tree_layout<Topo>(l.p));
+        one_to_all::tree_layout<Topo>(l));
     return t.tree + children * cm.combine(bytes) < fold ? algorithm::tree : algorithm::fold;
   });
 }
@@ -606,7 +606,7 @@ void all_gather(C& c, const layout& l, std::span<const T> in, std::span<T> buf, 
   }
   if (algo == algorithm::tree || tree_only<Topo>(l)) {
     copy_to(in, blocks(rank, rank + 1));
-    const layout tl = one_to_all::tree_layout<Topo>(l.p);
+    const layout tl = one_to_all::tree_layout<Topo>(l);
     const one_to_all::rooted_tree<one_to_all::tree_topology<Topo>> t{tl, 0};
     one_to_all::gather_sweep(
         c, t, blocks, [&](int end, int) { return cspan(blocks(rank, end)); }, tag);
@@ -703,7 +703,7 @@ algorithm choose_roots(const layout& l, std::size_t n, std::size_t block_bytes,
   } else {
     const cost_model cm = opt.cost.at_size(block_bytes * n);
     using tree_topo = one_to_all::tree_topology<Topo>;
-    const layout tl = one_to_all::tree_layout<Topo>(l.p);
+    const layout tl = one_to_all::tree_layout<Topo>(l);
     const double trees =
         static_cast<double>(n) * one_to_all::tree_time<tree_topo>(tl, block_bytes, cm);
     const std::size_t spread =
@@ -793,7 +793,7 @@ void reduce_scatter(C& c, const layout& l, std::span<const T> in, std::span<T> o
   constexpr int tg = detail::tag::reduce_scatter;
   const std::size_t m = out.size(), pm = in.size();
   if (a == algorithm::tree || tree_only<Topo>(l)) {
-    const layout tl = one_to_all::tree_layout<Topo>(l.p);
+    const layout tl = one_to_all::tree_layout<Topo>(l);
     scratch<T> acc(c.rank() == 0 ? pm : 0);
     one_to_all::tree_reduce<one_to_all::tree_topology<Topo>>(c, tl, in_out<T>{in, acc.span()}, op,
                                                              {0, tg, cost.segment_bytes});

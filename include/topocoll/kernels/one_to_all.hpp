@@ -75,10 +75,14 @@ struct rooted_tree {
 template <Topology Topo>
 using tree_topology = typename tree_of<Topo>::type;
 
-// The layout of Topo's tree over p ranks (tree_topology), for a rooted_tree.
+// The layout of Topo's tree (tree_topology) over the ranks of l, for a
+// rooted_tree: l itself where the topology is its own tree (Tree<K>).
 template <Topology Topo>
-layout tree_layout(int p) {
-  return tree_topology<Topo>::shape(p);
+layout tree_layout(const layout& l) {
+  if constexpr (std::is_same_v<tree_topology<Topo>, Topo>)
+    return l;
+  else
+    return tree_topology<Topo>::shape(l.p);
 }
 
 // How the model prices a message: by message()'s figures, fitted to

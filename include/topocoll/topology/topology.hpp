@@ -248,6 +248,32 @@ struct tree_of<Tree<K>> {
 };
 
 namespace detail {
+// The policy a topology's kernels are compiled for. A kernel takes the layout
+// at run time and asks the policy only what is fixed at compile time: the
+// kind, the fixed dimensions, the relabelling for a root and the fold. Every
+// Mesh<K> answers as the Ring does (linear dimensions, the torus shift, no
+// fold) and every Tree<K> as Tree<2> (k-nomial digits, XOR or shift, no fold),
+// and tree_layout takes a Tree's own layout, so their kernels are compiled
+// once: the Ring's for the meshes, Tree<2>'s for the trees.
+template <class Topo>
+struct kernel_policy {
+  using type = Topo;
+};
+template <int K>
+struct kernel_policy<Mesh<K>> {
+  static_assert(Mesh<K>::kind == Ring::kind && Mesh<K>::fixed_dims == Ring::fixed_dims &&
+                std::is_base_of_v<torus_relabel, Mesh<K>>);
+  using type = Ring;
+};
+template <int K>
+struct kernel_policy<Tree<K>> {
+  static_assert(Tree<K>::kind == Tree<2>::kind && Tree<K>::fixed_dims == Tree<2>::fixed_dims &&
+                std::is_base_of_v<xor_or_shift_relabel, Tree<K>>);
+  using type = Tree<2>;
+};
+template <class Topo>
+using kernel_topology = typename kernel_policy<Topo>::type;
+
 // The number of dimensions of Topo's layout l: a constant where the policy
 // fixes it (Hypercube<D>), so that loops over them unroll.
 template <class Topo>
