@@ -20,6 +20,7 @@
 // where init chose nothing. TOPOCOLL_EXPLAIN=1 has rank 0 write describe() to
 // std::cerr at every init.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <iomanip>
@@ -48,54 +49,84 @@ inline bool explaining() {
   return e != nullptr && *e != '\0' && std::string_view(e) != "0";
 }
 
+// What a plan's line says: the collective, where it runs, the algorithm
+// (automatic: no forced algorithm's schedule is automatic's) and its predicted
+// time, and every other applicable algorithm's.
+struct plan_prices {
+  std::string_view collective;
+  std::string topology;
+  int p;
+  std::size_t m, element_bytes;
+  algorithm algo;
+  std::optional<double> time;
+  std::vector<std::pair<algorithm, double>> alternatives;
+};
+
+inline plan_summary described(const plan_prices& f) {
+  std::ostringstream s;
+  s << std::setprecision(4) << f.collective << " on " << f.topology << ", p = " << f.p
+    << ", m = " << f.m << ", " << f.element_bytes << "-byte elements: "
+    << (f.algo == algorithm::automatic ? "automatic (its own schedule)" : to_string(f.algo)) << ' '
+    << f.time.value_or(0) << " us predicted";
+  const char* sep = "; alternatives: ";
+  for (const auto& [a, t] : f.alternatives)
+    if (a != f.algo) {
+      s << sep << to_string(a) << ' ' << t << " us";
+      sep = ", ";
+    }
+  algorithm algo = f.algo;
+  if (algo == algorithm::automatic && !f.alternatives.empty()) algo = f.alternatives.front().first;
+  return {algo, s.str()};
+}
+
+// The predicted time of collective k under algorithm opt.algo, on the
+// seeds' single-port model: a complete network whose ranks send one message
+// at a time, the kernels compiled for its blocking transport alone
+// (simulate_on); none where it is too large to simulate.
+template <Topology Topo, class E, model::CollectiveKind Kind>
+[[gnu::noinline]] std::optional<double> predicted_time(Kind k, int p, std::size_t m,
+                                                       const model::cost_params& cost,
+                                                       const options& opt) {
+  try {
+    return model::simulate_on<model::ports::single, Topo, E>(
+               k, p, m, model::network::complete(p).with(model::ports::single), cost, opt)
+        .time;
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  }
+}
+
 // Collective k of m elements of T per rank (per block) over p ranks on Topo:
 // the algorithm automatic takes there (or the one forced), and the predicted
 // time of every algorithm that applies there (core/algorithm_table.hpp), by
-// the model. Elements of 8 bytes are the model's own (model::phantom), so a
-// plan of doubles shares the simulation the drop-in library's choice runs.
+// the model (predicted_time). Elements of 8 bytes are the model's own
+// (model::phantom), so a plan of doubles shares the simulation the drop-in
+// library's choice runs.
 template <Topology Topo, class T, model::CollectiveKind Kind>
 plan_summary plan_of(Kind k, int p, std::size_t m, const options& opt) {
   using E = std::conditional_t<sizeof(T) == sizeof(model::phantom), model::phantom,
                                model::sized_phantom<sizeof(T)>>;
-  const model::network net = model::network::complete(p).with(model::ports::single);
   const model::cost_params cost = model::params_of(opt.cost, sizeof(T));
-  auto predicted = [&](algorithm a) -> std::optional<double> {
+  auto predicted = [&](algorithm a) {
     options o = opt;
     o.algo = a;
-    try {
-      return model::simulate<Topo, E>(k, p, m, net, cost, o).time;
-    } catch (const std::invalid_argument&) {  // too large to simulate
-      return std::nullopt;
-    }
+    return predicted_time<Topo, E>(k, p, m, cost, o);
   };
-  plan_summary plan{opt.algo, {}};
-  std::vector<std::pair<algorithm, double>> all;
+  plan_prices f{model::to_string(k), Topo::name(), p, m, sizeof(T), opt.algo, {}, {}};
   const layout l = Topo::shape(p);
-  for (const applicable& e : algorithms_of(model::to_string(k)).algorithms())
+  for (const applicable& e : algorithms_of(f.collective).algorithms())
     if (meets<Topo>(e.need, l))
-      if (const auto t = predicted(e.algo)) all.emplace_back(e.algo, *t);
-  if (plan.algo == algorithm::automatic) try {
-      const std::vector<algorithm> takes = model::automatic_takes<Topo, E>(k, p, m, opt);
-      if (!takes.empty()) plan.algo = takes.front();
+      if (const auto t = predicted(e.algo)) f.alternatives.emplace_back(e.algo, *t);
+  if (f.algo == algorithm::automatic) try {
+      const std::vector<algorithm> takes =
+          model::automatic_takes_on<model::ports::single, Topo, E>(k, p, m, opt);
+      if (!takes.empty()) f.algo = takes.front();
     } catch (const std::invalid_argument&) {  // too large to simulate
     }
-  std::ostringstream s;
-  s << std::setprecision(4) << model::to_string(k) << " on " << Topo::name() << ", p = " << p
-    << ", m = " << m << ", " << sizeof(T) << "-byte elements: ";
-  if (plan.algo == algorithm::automatic)  // automatic's schedule is no forced algorithm's
-    s << "automatic (its own schedule) " << predicted(algorithm::automatic).value_or(0);
-  else
-    s << to_string(plan.algo) << ' ' << predicted(plan.algo).value_or(0);
-  s << " us predicted";
-  const char* sep = "; alternatives: ";
-  for (const auto& [a, t] : all)
-    if (a != plan.algo) {
-      s << sep << to_string(a) << ' ' << t << " us";
-      sep = ", ";
-    }
-  plan.text = s.str();
-  if (plan.algo == algorithm::automatic && !all.empty()) plan.algo = all.front().first;
-  return plan;
+  const auto same = std::find_if(f.alternatives.begin(), f.alternatives.end(),
+                                 [&](const auto& e) { return e.first == f.algo; });
+  f.time = same != f.alternatives.end() ? same->second : predicted(f.algo);
+  return described(f);
 }
 
 // The persistent request of `run` (a callable of the options and a stage that

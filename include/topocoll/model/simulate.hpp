@@ -30,6 +30,11 @@
 // automatic_takes names the forced algorithms whose schedule automatic's is:
 // what automatic takes at this p, size and cost model.
 //
+// A network's port model is known at run time, so simulate and
+// automatic_takes compile each collective for both transports;
+// simulate_on<P> and automatic_takes_on<P> compile it for port model P's
+// alone.
+//
 // Bad input throws std::invalid_argument: p < 1, a network with fewer
 // processors than p, a negative or non-finite cost, p * m too large to address.
 // A topology that cannot hold p, or a forced algorithm that does not apply,
@@ -243,9 +248,14 @@ inline local_copies copies_for(const cost_params& cost) {
   return cost.t_r > 0 ? local_copies::recorded : local_copies::left_out;
 }
 
-// Every rank's calls, rank after rank: run(c, arena) makes one rank's.
-template <class Run>
-schedule_log record_calls(int p, ports port, local_copies copies, Run&& run) {
+// The transport a rank's kernels see under port model P (network.hpp).
+template <ports P>
+using recorder_for = std::conditional_t<P == ports::single, recorder, posting_recorder>;
+
+// Every rank's calls, rank after rank, on port model P: run(c, arena) makes
+// one rank's. Instantiates the collective for P's transport alone.
+template <ports P, class Run>
+schedule_log record_calls_on(int p, local_copies copies, Run&& run) {
   address_arena arena;
   const current_scope<address_arena> in_arena(address_arena::current(), &arena);
   std::uint64_t copied = 0;
@@ -254,25 +264,38 @@ schedule_log record_calls(int p, ports port, local_copies copies, Run&& run) {
   schedule_log log(p);
   for (int r = 0; r < p; ++r) {
     arena.reset();
-    if (port == ports::single) {
-      recorder c(r, log);
-      run(c, arena);
-      c.record_copies();
-    } else {
-      posting_recorder c(r, log);
-      run(c, arena);
-      c.record_copies();
-    }
+    recorder_for<P> c(r, log);
+    run(c, arena);
+    c.record_copies();
     log.end_rank();
   }
   return log;
 }
 
+// f(std::integral_constant<ports, P>{}) for the run-time port model
+// `port`: f compiled for both.
+template <class F>
+decltype(auto) with_port(ports port, F&& f) {
+  if (port == ports::single) return f(std::integral_constant<ports, ports::single>{});
+  return f(std::integral_constant<ports, ports::multi>{});
+}
+
+template <class Run>
+schedule_log record_calls(int p, ports port, local_copies copies, Run&& run) {
+  return with_port(port, [&](auto P) { return record_calls_on<P()>(p, copies, run); });
+}
+
+template <Topology Topo, class Elem, ports P, CollectiveKind Kind>
+schedule_log record_on(Kind k, int p, std::size_t m, const options& opt,
+                       local_copies copies = local_copies::left_out) {
+  return record_calls_on<P>(
+      p, copies, [&](auto& c, address_arena& a) { run_rank<Topo, Elem>(c, k, m, opt, a); });
+}
+
 template <Topology Topo, class Elem = phantom, CollectiveKind Kind>
 schedule_log record(Kind k, int p, std::size_t m, ports port, const options& opt,
                     local_copies copies = local_copies::left_out) {
-  return record_calls(p, port, copies,
-                      [&](auto& c, address_arena& a) { run_rank<Topo, Elem>(c, k, m, opt, a); });
+  return with_port(port, [&](auto P) { return record_on<Topo, Elem, P()>(k, p, m, opt, copies); });
 }
 
 }  // namespace detail
@@ -282,13 +305,24 @@ schedule_log record(Kind k, int p, std::size_t m, ports port, const options& opt
 // gather and all_to_all) over p ranks on Topo, on the network net.
 // Elem: the element (model::sized_phantom<N> for N bytes), 8 bytes unless said.
 // k: a model::collective, or a collective_tag to instantiate that one only.
+// simulate_on<P> is simulate on a network of port model P
+// (net.port_model()), with the kernels instantiated for that port's
+// transport alone (persistent.hpp's plans).
+template <ports P, Topology Topo, class Elem = phantom, CollectiveKind Kind>
+result simulate_on(Kind k, int p, std::size_t m, const network& net, const cost_params& cost,
+                   const options& opt = {}) {
+  detail::check_inputs(p, m, net, cost);
+  if (net.port_model() != P) detail::bad_input("simulate_on: the network's port model is not P");
+  const detail::schedule_log log = detail::record_on<Topo, Elem, P>(
+      k, p, m, choosing_by(opt, cost, sizeof(Elem)), detail::copies_for(cost));
+  return detail::finite_time(detail::timeline(log, net, cost, nullptr).run(), cost);
+}
 template <Topology Topo, class Elem = phantom, CollectiveKind Kind>
 result simulate(Kind k, int p, std::size_t m, const network& net, const cost_params& cost,
                 const options& opt = {}) {
-  detail::check_inputs(p, m, net, cost);
-  const detail::schedule_log log = detail::record<Topo, Elem>(
-      k, p, m, net.port_model(), choosing_by(opt, cost, sizeof(Elem)), detail::copies_for(cost));
-  return detail::finite_time(detail::timeline(log, net, cost, nullptr).run(), cost);
+  return detail::with_port(net.port_model(), [&](auto P) {
+    return simulate_on<P(), Topo, Elem>(k, p, m, net, cost, opt);
+  });
 }
 
 // The broadcasts from several roots (Section 4.2.4): block i of m elements
@@ -331,23 +365,29 @@ traced_result simulate_trace(collective k, int p, std::size_t m, const network& 
 // where automatic's schedule is none of theirs; several where schedules
 // coincide (p = 1, m = 0, or two algorithms that are the same at this p).
 // port: the transport the kernels see, as network::with(ports) says.
-template <Topology Topo, class Elem = phantom, CollectiveKind Kind>
-std::vector<algorithm> automatic_takes(Kind k, int p, std::size_t m, const options& opt,
-                                       ports port = ports::multi) {
+// automatic_takes_on<P>: the same on port model P alone.
+template <ports P, Topology Topo, class Elem = phantom, CollectiveKind Kind>
+std::vector<algorithm> automatic_takes_on(Kind k, int p, std::size_t m, const options& opt) {
   detail::check_size(p, m);
   options o = opt;
   o.algo = algorithm::automatic;
-  const detail::schedule_log chosen = detail::record<Topo, Elem>(k, p, m, port, o);
+  const detail::schedule_log chosen = detail::record_on<Topo, Elem, P>(k, p, m, o);
   std::vector<algorithm> same;
   for (int a = 1; a < algorithm_count; ++a) {
     o.algo = static_cast<algorithm>(a);
     try {
-      if (detail::record<Topo, Elem>(k, p, m, port, o) == chosen) same.push_back(o.algo);
+      if (detail::record_on<Topo, Elem, P>(k, p, m, o) == chosen) same.push_back(o.algo);
     } catch (const std::invalid_argument&) {
       // a forced algorithm that does not apply to k, Topo or p
     }
   }
   return same;
+}
+template <Topology Topo, class Elem = phantom, CollectiveKind Kind>
+std::vector<algorithm> automatic_takes(Kind k, int p, std::size_t m, const options& opt,
+                                       ports port = ports::multi) {
+  return detail::with_port(
+      port, [&](auto P) { return automatic_takes_on<P(), Topo, Elem>(k, p, m, opt); });
 }
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model
