@@ -202,8 +202,9 @@ using Runner = TC_TEST_RUNNERS;
 
 // Every topology the suites sweep. Hypercube<D> with a fixed D only runs where
 // p = 2^D (the runner skips the other p). Sanitizer builds leave out Mesh<2>:
-// its dimensions are rings, whose step the Ring and Mesh<3> (sides of 1 to p)
-// run under the sanitizers too, and the release build sweeps it.
+// its kernels are the Ring's (kernel_topology), which the Ring and Mesh<3>
+// (sides of 1 to p) run under the sanitizers too, and the release build
+// sweeps it.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 using Configs =
     std::tuple<Config<topocoll::Ring, Runner>, Config<topocoll::Mesh<3>, Runner>,
