@@ -1079,6 +1079,28 @@ BOOST_AUTO_TEST_CASE(automatic_takes_what_automatic_runs) {
                     std::invalid_argument);
 }
 
+// simulate_on<P> and automatic_takes_on<P> are simulate and automatic_takes
+// on port model P, compiled for it alone: the same figures, and a network of
+// the other port model is refused.
+BOOST_AUTO_TEST_CASE(on_one_port_model_as_on_either) {
+  const sim::cost_params cost{.t_s = 100.0, .t_w = 1.0};
+  for (const sim::collective k : {sim::collective::broadcast, sim::collective::all_reduce,
+                                  sim::collective::all_to_all, sim::collective::scan})
+    for (int p : {1, 5, 8}) {
+      const sim::network one = single(sim::network::ring(p)), many = sim::network::ring(p);
+      const sim::result a = sim::simulate<tc::Ring>(k, p, 7, one, cost);
+      const sim::result b = sim::simulate_on<sim::ports::single, tc::Ring>(k, p, 7, one, cost);
+      BOOST_TEST(a.time == b.time);
+      BOOST_TEST(a.messages == b.messages);
+      const double multi = sim::simulate_on<sim::ports::multi, tc::Ring>(k, p, 7, many, cost).time;
+      BOOST_TEST(sim::simulate<tc::Ring>(k, p, 7, many, cost).time == multi);
+      const auto takes = sim::automatic_takes_on<sim::ports::single, tc::Ring>(k, p, 7, {});
+      BOOST_TEST((sim::automatic_takes<tc::Ring>(k, p, 7, {}, sim::ports::single) == takes));
+      BOOST_CHECK_THROW((sim::simulate_on<sim::ports::multi, tc::Ring>(k, p, 7, one, cost)),
+                        std::invalid_argument);
+    }
+}
+
 // A persistent request makes automatic's choice once, at init, as the
 // blocking call makes it at every call, and every start runs the algorithm
 // it chose (algorithm()): that algorithm's schedule must be automatic's at

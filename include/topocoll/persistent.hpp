@@ -62,6 +62,8 @@ struct plan_prices {
   std::vector<std::pair<algorithm, double>> alternatives;
 };
 
+// The plan's line (describe()) and its algorithm: where automatic's schedule
+// is no forced algorithm's, the first applicable one's.
 inline plan_summary described(const plan_prices& f) {
   std::ostringstream s;
   s << std::setprecision(4) << f.collective << " on " << f.topology << ", p = " << f.p

@@ -312,7 +312,11 @@ template <ports P, Topology Topo, class Elem = phantom, CollectiveKind Kind>
 result simulate_on(Kind k, int p, std::size_t m, const network& net, const cost_params& cost,
                    const options& opt = {}) {
   detail::check_inputs(p, m, net, cost);
-  if (net.port_model() != P) detail::bad_input("simulate_on: the network's port model is not P");
+  if (net.port_model() != P) {
+    auto name = [](ports q) { return q == ports::single ? "ports::single" : "ports::multi"; };
+    detail::bad_input(std::string("simulate_on<") + name(P) + "> was given a network of " +
+                      name(net.port_model()) + " (network::with sets it)");
+  }
   const detail::schedule_log log = detail::record_on<Topo, Elem, P>(
       k, p, m, choosing_by(opt, cost, sizeof(Elem)), detail::copies_for(cost));
   return detail::finite_time(detail::timeline(log, net, cost, nullptr).run(), cost);
