@@ -131,10 +131,11 @@ void for_each_sub_step(const layout& l, int j, ring_way way, const GroupStart& g
 // Every message of store-and-forward on Topo's layout l, in order.
 template <Topology Topo, class F>
 void for_each_step(const layout& l, ring_way way, F&& f) {
-  for (int j = 0; j < l.ndims; ++j)
+  for_each_dim<Topo>(l, [&](int j) {
     for_each_sub_step<Topo::kind>(
         l, j, way, [&](int g) { return digit_offset(l, j, g); },
         [&](const step& s, const personal_move&) { f(s); });
+  });
 }
 
 // ---- store-and-forward ---------------------------------------------------------
@@ -189,7 +190,7 @@ class store_and_forward_run {
     const scratch<T> tmp(store_and_forward_scratch(l_.p, m_));
     rotation<T> rot(out.data(), tmp.data(), to_size(l_.p) * m_, l_.ndims);
     arrange(in, rot.first());
-    for (int j = 0; j < l_.ndims; ++j) {
+    for_each_dim<Topo>(l_, [&](int j) {
       const auto b = rot.enter(j);
       exchange(j, b.hold);
       if (j + 1 < l_.ndims) {  // rearranged for the next dimension
@@ -198,7 +199,7 @@ class store_and_forward_run {
       } else {  // out block s (b.next is out): the packet from s
         collect(j, b.hold, b.next, [&](int s) { return rel::to_virtual(l_, v_, s); });
       }
-    }
+    });
   }
 
  private:

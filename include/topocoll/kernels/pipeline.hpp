@@ -284,15 +284,15 @@ struct chains {
   // sweep::down, low to high for sweep::up.
   template <sweep S, class F>
   void for_each(int rank, F&& f) const {
+    constexpr dim_order order = S == sweep::down ? dim_order::descending : dim_order::ascending;
     const int v = Topo::to_virtual(l, rank, root);
-    for (int i = 0; i < l.ndims; ++i) {
-      const int j = S == sweep::down ? l.ndims - 1 - i : i;
-      if (v % step::stride(l, j) != 0) continue;
+    for_each_dim<Topo, order>(l, [&](int j) {
+      if (v % step::stride(l, j) != 0) return;
       chain ch{step::coord(l, v, j), step::radix(l, j), 0, 0, v, j};
       ch.prev = real_at(ch, (ch.pos + ch.n - 1) % ch.n);
       ch.next = real_at(ch, (ch.pos + 1) % ch.n);
       f(ch);
-    }
+    });
   }
   // How many ranks' blocks `rank` holds in scatter and gather: all p at the
   // root; elsewhere those of the ranks it heads chains to, stride_J where J
