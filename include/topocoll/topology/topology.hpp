@@ -262,13 +262,15 @@ struct kernel_policy {
 template <int K>
 struct kernel_policy<Mesh<K>> {
   static_assert(Mesh<K>::kind == Ring::kind && Mesh<K>::fixed_dims == Ring::fixed_dims &&
-                std::is_base_of_v<torus_relabel, Mesh<K>>);
+                    std::is_base_of_v<torus_relabel, Mesh<K>>,
+                "Mesh<K> runs the Ring's kernels, so it must answer them as the Ring does");
   using type = Ring;
 };
 template <int K>
 struct kernel_policy<Tree<K>> {
   static_assert(Tree<K>::kind == Tree<2>::kind && Tree<K>::fixed_dims == Tree<2>::fixed_dims &&
-                std::is_base_of_v<xor_or_shift_relabel, Tree<K>>);
+                    std::is_base_of_v<xor_or_shift_relabel, Tree<K>>,
+                "Tree<K> runs Tree<2>'s kernels, so it must answer them as Tree<2> does");
   using type = Tree<2>;
 };
 template <class Topo>
