@@ -112,8 +112,8 @@ void exchange_dim(C& c, const place<Fold>& at, Dim dim, partials<T>& part, scan_
   int s = 0;
   for_each_exchange<Topo::kind>(step::radix(at.vl, j), k, [&](const exchange& e) {
     const bool prune = tail == scan_tail::prune;
-    const bool snd = at.vl.exists(real(e.to)) && (!prune || e.send < e.to);
-    const bool rcv = at.vl.exists(real(e.from)) && (!prune || e.recv < k);
+    const bool snd = rank_exists<Topo>(at.vl, real(e.to)) && (!prune || e.send < e.to);
+    const bool rcv = rank_exists<Topo>(at.vl, real(e.from)) && (!prune || e.recv < k);
     side<T>& sd = e.recv < k ? part.lo : part.hi;
     const std::span<T> into = !rcv ? std::span<T>{} : sd.set ? part.spare[s] : sd.acc;
     transfer(c, snd ? at.fm.to_real(real(e.to)) : none, e.send == k ? part.own : last,

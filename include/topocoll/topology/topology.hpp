@@ -312,6 +312,28 @@ constexpr void for_each_dim(const layout& l, F&& f) {
   }
 }
 
+// Whether every virtual rank of Topo's layouts below the extent exists
+// (extent == p): the Ring's and the meshes' always, Hypercube<D>'s, whose p is
+// 2^D; not Hypercube<>'s or a tree's, whose layouts reach past p. Where this
+// holds a fold's peers are known to exist without a test (rank_exists).
+template <class Topo>
+inline constexpr bool no_absent_ranks = false;
+template <>
+inline constexpr bool no_absent_ranks<Ring> = true;
+template <int K>
+inline constexpr bool no_absent_ranks<Mesh<K>> = true;
+template <int D>
+inline constexpr bool no_absent_ranks<Hypercube<D>> = D >= 0;
+
+// Whether virtual rank v of Topo's layout l exists.
+template <class Topo>
+constexpr bool rank_exists(const layout& l, int v) {
+  if constexpr (no_absent_ranks<Topo>)
+    return true;
+  else
+    return l.exists(v);
+}
+
 // A k-nomial layout with absent ranks has incomplete digit groups: only the
 // tree (gather / reduce to rank 0, then broadcast / scatter) applies there, no
 // fold. Other kinds never have them.
