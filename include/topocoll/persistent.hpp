@@ -82,17 +82,18 @@ inline plan_summary described(const plan_prices& f) {
 }
 
 // The predicted time of collective k under algorithm opt.algo, on the
-// seeds' single-port model: a complete network whose ranks send one message
-// at a time, the kernels compiled for its blocking transport alone
-// (simulate_on); none where it is too large to simulate.
+// seeds' single-ported node, as automatic's choice prices the algorithms: a
+// complete network whose ranks send one message at a time and take one at a
+// time, the kernels compiled for its blocking transport alone (simulate_on);
+// none where it is too large to simulate.
 template <Topology Topo, class E, model::CollectiveKind Kind>
 [[gnu::noinline]] std::optional<double> predicted_time(Kind k, int p, std::size_t m,
                                                        const model::cost_params& cost,
                                                        const options& opt) {
   try {
-    return model::simulate_on<model::ports::single, Topo, E>(
-               k, p, m, model::network::complete(p).with(model::ports::single), cost, opt)
-        .time;
+    const model::network node =
+        model::network::complete(p).with(model::ports::single).with(model::receives::one_at_a_time);
+    return model::simulate_on<model::ports::single, Topo, E>(k, p, m, node, cost, opt).time;
   } catch (const std::invalid_argument&) {
     return std::nullopt;
   }
