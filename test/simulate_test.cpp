@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -1077,6 +1078,58 @@ BOOST_AUTO_TEST_CASE(automatic_takes_what_automatic_runs) {
                                              forced(A::pipelined)) == v{A::tree}));
   BOOST_CHECK_THROW(sim::automatic_takes<tc::Ring>(sim::collective::gather, 0, 1, {}),
                     std::invalid_argument);
+}
+
+// automatic's prices against the schedules themselves. The choices price
+// each algorithm in closed form; the simulation walks the algorithm's own
+// schedule. On the machine the closed forms describe, automatic's schedule
+// must be the cheapest one the table allows, or within the closed forms'
+// approximation of it: the seeds' single-ported node (one message sent and
+// one taken at a time), messages alone (no combining time, t_c = 0, which
+// the simulation does not time) and no floors under segments and pieces
+// (which stand for effects of a real machine beyond t_s and t_w). The naive
+// baselines are left out: automatic never takes them. Two sets of costs: the
+// default model's t_s and t_w per double, and the seeds' t_s = 100, t_w = 3,
+// under which the pieces' closed form (their scatter priced as the all-gather
+// it mirrors) prices their schedule on a Mesh<2> of 3 x 3 or 4 x 3 below a
+// pipeline up to 6 % faster (doc/model.md).
+template <class Topo>
+void automatic_is_cheapest(const sim::cost_params& costs, double within) {
+  const tc::options seeds_model{
+      .cost = tc::cost_model{.tc_us_per_byte = 0, .segment_floor = 0, .piece_floor = 0}};
+  for (sim::collective k : sim::all_collectives)
+    for (int p : {2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 32})
+      for (std::size_t m : {1, 16, 128, 1024, 8192, 65536}) {
+        if (!Topo::holds(p)) continue;
+        const sim::network node =
+            sim::network::complete(p).with(sim::ports::single).with(sim::receives::one_at_a_time);
+        auto time = [&](tc::algorithm a) {
+          tc::options o = seeds_model;
+          o.algo = a;
+          return sim::simulate<Topo>(k, p, m, node, costs, o).time;
+        };
+        double best = std::numeric_limits<double>::infinity();
+        tc::algorithm cheapest = tc::algorithm::automatic;
+        for (const tc::applicable& e : tc::algorithms_of(sim::to_string(k)).algorithms())
+          if (e.algo != tc::algorithm::naive && tc::detail::meets<Topo>(e.need, Topo::shape(p)))
+            if (const double t = time(e.algo); t < best) best = t, cheapest = e.algo;
+        if (cheapest == tc::algorithm::automatic) continue;  // the scans: one algorithm
+        const double automatic = time(tc::algorithm::automatic);
+        BOOST_TEST(automatic <= within * best,
+                   Topo::name() << " " << sim::to_string(k) << " p " << p << " m " << m
+                                << ": automatic " << automatic << ", " << tc::to_string(cheapest)
+                                << " " << best);
+      }
+}
+BOOST_AUTO_TEST_CASE(automatic_takes_the_cheapest_schedule_on_the_seeds_node) {
+  const sim::cost_params default_model = sim::params_of(tc::cost_model{}, 8);
+  for (const auto& [costs, within] : {std::pair{default_model, 1.001}, std::pair{cost, 1.06}}) {
+    automatic_is_cheapest<tc::Ring>(costs, within);
+    automatic_is_cheapest<tc::Mesh<2>>(costs, within);
+    automatic_is_cheapest<tc::Hypercube<>>(costs, within);
+    automatic_is_cheapest<tc::Tree<2>>(costs, within);
+    automatic_is_cheapest<tc::Tree<4>>(costs, within);
+  }
 }
 
 // simulate_on<P> and automatic_takes_on<P> are simulate and automatic_takes

@@ -16,7 +16,7 @@
 //     transport with non-blocking sends (mpi::Comm, loopback::Comm) every send
 //     is posted at once and the blocks are received in that order: about
 //     t_s + (p - 1)(t_s / 4 + t_w m).
-//   algorithm::bidirectional (forced; Ring and Mesh<K>): store-and-forward with
+//   algorithm::bidirectional (Ring and Mesh<K>): store-and-forward with
 //     every packet going the shorter way round its ring, half of them each way
 //     (Section 4.5.1): about (p - 1) t_s + t_w m p^2 / 4 on a Ring, half the
 //     t_w term of Eq. 4.7, with one message at a time.
@@ -26,7 +26,7 @@
 //     after another where a rank receives one at a time (the lecture counts p
 //     such rounds, O(t_s p^2 + t_w m p^2); simulated, single-ported, the ranks
 //     run out of step and take (3p - 5)(t_s + t_w m), doc/model.md).
-//   algorithm::automatic (default): the cheaper of the first two under
+//   algorithm::automatic (default): the cheapest of the first three under
 //     options::cost (t_s + t_w * bytes per message, summed over the schedule;
 //     the concurrent form for pairwise where the sends are non-blocking).
 // See doc/all_to_all.md.

@@ -31,6 +31,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../core/algorithm_table.hpp"
 #include "../core/concepts.hpp"
 #include "../core/elementwise.hpp"
 #include "../core/errors.hpp"
@@ -39,6 +40,7 @@
 #include "../core/transfer.hpp"
 #include "../core/workspace.hpp"
 #include "../topology/layout.hpp"
+#include "../topology/needs.hpp"
 #include "../topology/step.hpp"
 #include "../topology/topology.hpp"
 #include "../version.hpp"
@@ -415,17 +417,27 @@ inline double concurrent_pairwise_cost(int p, std::size_t block_bytes, const cos
 // or all posted at once (non-blocking).
 enum class pairwise_sends { blocking, posted };
 
-// store_and_forward when its fewer start-ups outweigh its larger volume
-// (small blocks), pairwise otherwise; a tie goes to pairwise, which copies less.
+// The cheapest under the model: store_and_forward where its fewer start-ups
+// outweigh its larger volume (small blocks), bidirectional where every
+// dimension is a ring and sending each packet the shorter way round saves
+// volume (Section 4.5.1), pairwise otherwise. Both store-and-forward schedules
+// are priced by walking their messages (for_each_step). A tie goes to
+// pairwise, which copies less, then to one way round.
 template <Topology Topo>
 algorithm choose(const layout& l, std::size_t block_bytes, const cost_model& model,
                  pairwise_sends sends = pairwise_sends::blocking) {
   if (l.p <= 2) return algorithm::pairwise;
-  const double sf = store_and_forward_cost<Topo>(l, block_bytes, model);
-  const double pw = sends == pairwise_sends::posted
-                        ? concurrent_pairwise_cost(l.p, block_bytes, model)
-                        : pairwise_cost(l.p, block_bytes, model);
-  return sf < pw ? algorithm::store_and_forward : algorithm::pairwise;
+  algorithm best = algorithm::pairwise;
+  double least = sends == pairwise_sends::posted ? concurrent_pairwise_cost(l.p, block_bytes, model)
+                                                 : pairwise_cost(l.p, block_bytes, model);
+  auto consider = [&](algorithm a, ring_way way) {
+    const double t = store_and_forward_cost<Topo>(l, block_bytes, model, way);
+    if (t < least) least = t, best = a;
+  };
+  consider(algorithm::store_and_forward, ring_way::forward);
+  constexpr topology_need both_ways = table_need("all_to_all", algorithm::bidirectional);
+  if (meets<Topo>(both_ways, l)) consider(algorithm::bidirectional, ring_way::both);
+  return best;
 }
 
 // The algorithm an exchange of blocks of m elements of T on C runs over l:
