@@ -135,7 +135,7 @@ class started_queue {
   // (collectives/requests.hpp), so the queue holds it by address.
   void push(started_collective& s) {
     s.at = started_collective::state::queued;
-    s.error = nullptr;
+    if (s.error) s.error = nullptr;  // an error nobody took from the last run
     queue_.push_back(&s);
     ++started_waiting;
   }
@@ -240,7 +240,10 @@ class started_queue {
   // Runs queue_[i] whole, on this stack, out of the queue.
   void run_here(std::size_t i) {
     started_collective* const s = queue_[i];
-    queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(i));
+    if (i + 1 == queue_.size())
+      queue_.pop_back();  // the common case: the only one queued
+    else
+      queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(i));
     --started_waiting;
     s->at = started_collective::state::running;
     started_running = s;
