@@ -4,6 +4,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <topocoll/topocoll.hpp>
@@ -54,6 +55,24 @@ BOOST_AUTO_TEST_CASE(shapes_have_the_seeds_dimensions) {
   BOOST_TEST(Tree<2>::shape(6).extent == 8);
   BOOST_TEST(Hypercube<0>::holds(1));
   BOOST_TEST(!Hypercube<3>::holds(6));
+}
+
+// Hypercube<D> writes its D dimensions out at compile time; they are the
+// ones layout::uniform builds in a loop (Hypercube<> builds them so).
+template <int... D>
+void fixed_cubes_are_uniform(std::integer_sequence<int, D...>) {
+  auto same = [](const layout& a, const layout& b) {
+    if (a.p != b.p || a.extent != b.extent || a.ndims != b.ndims) return false;
+    for (int j = 0; j < a.ndims; ++j)
+      if (a.dims[j].radix != b.dims[j].radix || a.dims[j].stride != b.dims[j].stride) return false;
+    return true;
+  };
+  const std::pair<int, bool> checks[] = {
+      {D, same(Hypercube<D>::shape(1 << D), Hypercube<>::shape(1 << D))}...};
+  for (const auto& [d, ok] : checks) BOOST_TEST(ok, "D = " << d);
+}
+BOOST_AUTO_TEST_CASE(fixed_hypercubes_have_the_uniform_dimensions) {
+  fixed_cubes_are_uniform(std::make_integer_sequence<int, 21>{});
 }
 
 template <class Topo>

@@ -171,7 +171,21 @@ struct Hypercube : detail::xor_or_shift_relabel {
                           " (Hypercube<> takes any number of ranks)");
   }
   static constexpr layout shape(int p) {
-    return layout::uniform(p, 2, D >= 0 ? D : detail::ceil_log2(p));
+    if constexpr (D >= 0)
+      return fixed_shape(p, std::make_integer_sequence<int, D>{});
+    else
+      return layout::uniform(p, 2, detail::ceil_log2(p));
+  }
+  // D >= 0: layout::uniform's D dimensions written out at compile time, one
+  // store each, not a loop (which -O2 does not unroll).
+  template <int... J>
+  static constexpr layout fixed_shape(int p, std::integer_sequence<int, J...>) {
+    layout l;
+    l.p = p;
+    l.extent = 1 << D;
+    l.ndims = D;
+    ((l.dims[J] = {2, 1 << J}), ...);
+    return l;
   }
   // A p that fills no whole hypercube folds into the largest one it holds.
   static constexpr detail::fold_map folding(const layout& l) {
