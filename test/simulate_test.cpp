@@ -1113,7 +1113,7 @@ void automatic_is_cheapest(const sim::cost_params& costs, double within) {
         for (const tc::applicable& e : tc::algorithms_of(sim::to_string(k)).algorithms())
           if (e.algo != tc::algorithm::naive && tc::detail::meets<Topo>(e.need, Topo::shape(p)))
             if (const double t = time(e.algo); t < best) best = t, cheapest = e.algo;
-        if (cheapest == tc::algorithm::automatic) continue;  // the scans: one algorithm
+        if (cheapest == tc::algorithm::automatic) continue;  // no algorithm applies here
         const double automatic = time(tc::algorithm::automatic);
         BOOST_TEST(automatic <= within * best,
                    Topo::name() << " " << sim::to_string(k) << " p " << p << " m " << m

@@ -241,7 +241,7 @@ class started_queue {
   void run_here(std::size_t i) {
     started_collective* const s = queue_[i];
     if (i + 1 == queue_.size())
-      queue_.pop_back();  // the common case: the only one queued
+      queue_.pop_back();  // the newest: start + wait's only one
     else
       queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(i));
     --started_waiting;
