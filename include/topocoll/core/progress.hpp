@@ -29,21 +29,18 @@
 // rank.
 
 #include <sched.h>
-#include <sys/mman.h>
-#include <ucontext.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <exception>
 #include <memory>
-#include <new>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "../version.hpp"
+#include "fiber.hpp"
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
@@ -55,37 +52,6 @@ concept ResumableTransport = requires {
 };
 
 namespace detail {
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-inline constexpr bool fibers_available = false;
-#else
-inline constexpr bool fibers_available = true;
-#endif
-
-// A stack for a fiber: mapped, with a guard page below it; kept by a
-// persistent request from one start to the next.
-class fiber_stack {
- public:
-  static constexpr std::size_t bytes = std::size_t{1} << 20;  // committed as touched
-
-  fiber_stack() {
-    guard_ = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-    void* p = ::mmap(nullptr, bytes + guard_, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    ::mprotect(p, guard_, PROT_NONE);
-    base_ = static_cast<std::byte*>(p);
-  }
-  ~fiber_stack() { ::munmap(base_, bytes + guard_); }
-  fiber_stack(const fiber_stack&) = delete;
-  fiber_stack& operator=(const fiber_stack&) = delete;
-
-  void* bottom() const { return base_ + guard_; }
-
- private:
-  std::byte* base_ = nullptr;
-  std::size_t guard_ = 0;
-};
 
 // One started collective: what runs it, where it is, and what came of it.
 struct started_collective {
@@ -102,8 +68,15 @@ struct started_collective {
 
   // The fiber, while it runs as one.
   std::unique_ptr<fiber_stack> stack;
-  ucontext_t context{}, caller{};
+  fiber_context context, caller;
   bool suspended = false;  // in a fiber, between suspend and resume
+
+  started_collective() = default;
+  started_collective(const started_collective&) = delete;
+  started_collective& operator=(const started_collective&) = delete;
+  ~started_collective() {
+    if (stack) spare_stacks::give(std::move(stack));
+  }
 
   bool finished() const { return at == state::done || at == state::idle; }
 };
@@ -120,12 +93,19 @@ inline bool started_collectives_waiting() {
   return started_waiting != 0;
 }
 
+// Whether a started collective runs on this thread now, on its stack or in a
+// fiber: a test() or wait() of another started collective would then
+// advance nothing (or refuse, started_queue::run_through).
+inline bool started_collective_running() {
+  return started_running != nullptr || in_fiber;
+}
+
 // Inside a fiber: back to whoever resumed it.
 inline void suspend_fiber() {
   started_collective* s = started_running;
   s->suspended = true;
   in_fiber = false;
-  ::swapcontext(&s->context, &s->caller);
+  fiber_context::swap(s->context, s->caller);
   in_fiber = true;
 }
 
@@ -266,25 +246,21 @@ class started_queue {
     s.at = started_collective::state::done;
     s.suspended = false;
     in_fiber = false;
-    ::swapcontext(&s.context, &s.caller);  // never resumed again
+    fiber_context::swap(s.context, s.caller);  // never resumed again
   }
 
   // Starts s as a fiber, or resumes it where it suspended.
   static void resume(started_collective& s) {
     if (!s.suspended) {
-      if (!s.stack) s.stack = std::make_unique<fiber_stack>();
-      ::getcontext(&s.context);
-      s.context.uc_stack.ss_sp = s.stack->bottom();
-      s.context.uc_stack.ss_size = fiber_stack::bytes;
-      s.context.uc_link = nullptr;
-      ::makecontext(&s.context, &fiber_entry, 0);
+      if (!s.stack) s.stack = spare_stacks::take();
+      s.context.begin(s.stack->bottom(), fiber_stack::bytes, &fiber_entry);
       s.at = started_collective::state::running;
     }
     s.suspended = false;
     started_collective* const outer = started_running;  // one running on this stack
     started_running = &s;
     in_fiber = true;
-    ::swapcontext(&s.caller, &s.context);
+    fiber_context::swap(s.caller, s.context);
     in_fiber = false;
     started_running = outer;
   }
