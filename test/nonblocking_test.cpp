@@ -3,7 +3,8 @@
 #include "support/suite.hpp"
 
 // The nonblocking (i*) and persistent (*_init) collectives on every topology x
-// transport, against the sequential references: all ten started at once,
+// transport, against the sequential references: all ten started at once (and
+// iall_to_all_v, with uneven counts),
 // completed in several orders (forward, reverse, wait_all, test); every
 // persistent form restarted with new data; a request destroyed before its
 // wait; the blocking call's argument errors at the i-call and at init. A
@@ -52,7 +53,11 @@ struct ten {
   std::size_t m;
   unsigned salt;
   std::vector<T> bcast, red_in, red_out, ar_in, ar_out, ag_in, ag_out, rs_in, rs_out, sc_in, sc_out,
-      ex_in, ex_out, sca_in, sca_out, ga_in, ga_out, a2a_in, a2a_out;
+      ex_in, ex_out, sca_in, sca_out, ga_in, ga_out, a2a_in, a2a_out, v_in, v_out;
+  // all_to_all_v's counts: (r + j) % 3 * m elements from rank r to rank j.
+  // It has no persistent form: checked once start() has started it.
+  std::vector<std::size_t> v_send, v_recv;
+  bool v_started = false;
 
   ten(int p_, int r_, std::size_t m_, unsigned s) : p(p_), r(r_), root(p_ - 1), m(m_), salt(s) {
     const std::size_t P = static_cast<std::size_t>(p);
@@ -67,6 +72,17 @@ struct ten {
     sca_in = r == root ? in(r, P * m) : std::vector<T>{}, sca_out.resize(m);
     ga_in = in(r, m), ga_out.resize(r == root ? P * m : 0);
     a2a_in = in(r, P * m), a2a_out.resize(P * m);
+    for (int j = 0; j < p; ++j) v_send.push_back(v_count(r, j)), v_recv.push_back(v_count(j, r));
+    v_in = in(r, total(v_send)), v_out.resize(total(v_recv));
+  }
+
+  std::size_t v_count(int from, int to) const {
+    return static_cast<std::size_t>((from + to) % 3) * m;
+  }
+  static std::size_t total(const std::vector<std::size_t>& counts) {
+    std::size_t n = 0;
+    for (std::size_t c : counts) n += c;
+    return n;
   }
 
   void expect(Check& check, const std::string& ctx) const {
@@ -95,6 +111,22 @@ struct ten {
     for (int q = 0; q < p; ++q)
       mine.push_back(block(all_pm[static_cast<std::size_t>(q)], static_cast<std::size_t>(r), m));
     check.equal(a2a_out, joined(mine), ctx, " all_to_all");
+    if (!v_started) return;
+    std::vector<T> from_each;
+    for (int q = 0; q < p; ++q) {
+      std::size_t at = 0;
+      for (int j = 0; j < r; ++j) at += v_count(q, j);
+      const std::vector<T> all = in(q, v_in_total(q));
+      from_each.insert(from_each.end(), all.begin() + static_cast<std::ptrdiff_t>(at),
+                       all.begin() + static_cast<std::ptrdiff_t>(at + v_count(q, r)));
+    }
+    check.equal(v_out, from_each, ctx, " all_to_all_v");
+  }
+
+  std::size_t v_in_total(int q) const {
+    std::size_t n = 0;
+    for (int j = 0; j < p; ++j) n += v_count(q, j);
+    return n;
   }
 
   template <class Topo, class C>
@@ -111,6 +143,8 @@ struct ten {
     v.push_back(iscatter<Topo>(c, sca_in, sca_out, rt));
     v.push_back(igather<Topo>(c, ga_in, ga_out, rt));
     v.push_back(iall_to_all<Topo>(c, a2a_in, a2a_out));
+    v.push_back(iall_to_all_v<Topo>(c, v_in, v_send, v_out, v_recv));
+    v_started = true;
     return v;
   }
 

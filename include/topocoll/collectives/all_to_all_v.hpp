@@ -101,6 +101,40 @@ all_to_all_v(C& c, In&& input, Counts&& send_counts_in, const options& opt = {})
   return r;
 }
 
+namespace detail {
+
+// all_to_all_v's checks with the receive counts known (stage::check), the
+// whole call (stage::run), or the call without its checks (stage::started).
+template <Topology Topo, Transport C, class In, class Out>
+void checked_all_to_all_v(C& c, In&& input, std::span<const std::size_t> send_counts, Out&& output,
+                          std::span<const std::size_t> recv_counts, const options& opt, stage s) {
+  using T = buffer_value_t<Out>;
+  static_assert(block_element<T>,
+                "all_to_all_v keeps scratch blocks of the element type: it must be default "
+                "constructible and copy assignable");
+  const auto [call, in, out] = open_call<Topo>("all_to_all_v", c, input, output);
+  const collective_scope scope(c, counts_vary(call.info(in, opt.algo)), s);
+  if (scope.checking()) {
+    call.cost(opt.cost);
+    check_v_args<Topo>(call, in, send_counts, opt.algo);
+    call.size("recv_counts (one per rank)", recv_counts.size(), static_cast<std::size_t>(call.p()));
+    const std::size_t rtotal = count_total(call, "recv_counts", recv_counts);
+    if (rtotal != out.size())
+      call.reject("out holds ", out.size(), " elements, but recv_counts add up to ", rtotal);
+    call.in_place(in, out, 0);
+  }
+  if (!scope.proceed()) return;
+  if (call.p() == 1 && send_counts[0] != recv_counts[0])
+    throw message_error(concat("topocoll::all_to_all_v on rank 0 of 1: sends ", send_counts[0],
+                               " elements to itself, recv_counts[0] = ", recv_counts[0]));
+  if (call.p() == 1) return copy_to(in, out);
+  personalized_v::all_to_all_v<kernel_topology<Topo>>(
+      c, Topo::shape(call.p()), personalized_v::counted<const T>{in, send_counts},
+      personalized_v::counted<T>{out, recv_counts}, opt);
+}
+
+}  // namespace detail
+
 // all_to_all_v with the receive counts known (MPI_Alltoallv's contract): no
 // count exchange, and the result goes into out.
 //
@@ -130,31 +164,10 @@ template <Topology Topo, Transport C, InputBuffer In, InputBuffer SendCounts, Ou
 requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>> &&
     std::same_as<buffer_value_t<SendCounts>, std::size_t> &&
     std::same_as<buffer_value_t<RecvCounts>, std::size_t>
-void all_to_all_v(C& c, In&& input, SendCounts&& send_counts_in, Out&& output,
-                  RecvCounts&& recv_counts_in, const options& opt = {}) {
-  using T = buffer_value_t<Out>;
-  static_assert(detail::block_element<T>,
-                "all_to_all_v keeps scratch blocks of the element type: it must be default "
-                "constructible and copy assignable");
-  const auto [call, in, out] = detail::open_call<Topo>("all_to_all_v", c, input, output);
-  const detail::collective_scope scope(c, detail::counts_vary(call.info(in, opt.algo)));
-  call.cost(opt.cost);
-  const std::span<const std::size_t> send_counts = detail::in_span(send_counts_in);
-  const std::span<const std::size_t> recv_counts = detail::in_span(recv_counts_in);
-  detail::check_v_args<Topo>(call, in, send_counts, opt.algo);
-  call.size("recv_counts (one per rank)", recv_counts.size(), static_cast<std::size_t>(call.p()));
-  const std::size_t rtotal = detail::count_total(call, "recv_counts", recv_counts);
-  if (rtotal != out.size())
-    call.reject("out holds ", out.size(), " elements, but recv_counts add up to ", rtotal);
-  call.in_place(in, out, 0);
-  if (call.p() == 1 && send_counts[0] != recv_counts[0])
-    throw message_error(detail::concat("topocoll::all_to_all_v on rank 0 of 1: sends ",
-                                       send_counts[0],
-                                       " elements to itself, recv_counts[0] = ", recv_counts[0]));
-  if (call.p() == 1) return detail::copy_to(in, out);
-  detail::personalized_v::all_to_all_v<detail::kernel_topology<Topo>>(
-      c, Topo::shape(call.p()), detail::personalized_v::counted<const T>{in, send_counts},
-      detail::personalized_v::counted<T>{out, recv_counts}, opt);
+void all_to_all_v(C& c, In&& input, SendCounts&& send_counts, Out&& output,
+                  RecvCounts&& recv_counts, const options& opt = {}) {
+  detail::checked_all_to_all_v<Topo>(c, input, detail::in_span(send_counts), output,
+                                     detail::in_span(recv_counts), opt, detail::stage::run);
 }
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

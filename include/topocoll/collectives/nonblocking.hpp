@@ -28,6 +28,7 @@
 #include "all_gather.hpp"
 #include "all_reduce.hpp"
 #include "all_to_all.hpp"
+#include "all_to_all_v.hpp"
 #include "arguments.hpp"
 #include "broadcast.hpp"
 #include "gather.hpp"
@@ -193,6 +194,25 @@ requires BufferPair<In, Out> request iall_to_all(C& c, In&& input, Out&& output,
       [&c, in = detail::in_span(input), out = detail::out_span(output), opt](detail::stage s) {
         detail::checked_all_to_all<Topo>(c, in, out, opt, s);
       });
+}
+
+// all_to_all_v with the receive counts known (MPI_Ialltoallv's contract);
+// the count arrays are buffers too, held until the collective completes.
+template <Topology Topo, Transport C, InputBuffer In, InputBuffer SendCounts, OutputBuffer Out,
+          InputBuffer RecvCounts>
+requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>> &&
+    std::same_as<buffer_value_t<SendCounts>, std::size_t> &&
+    std::same_as<buffer_value_t<RecvCounts>, std::size_t>
+        request iall_to_all_v(C& c, In&& input, SendCounts&& send_counts, Out&& output,
+                              RecvCounts&& recv_counts, const options& opt = {}) {
+  detail::check_lasting<In>();
+  detail::check_lasting<SendCounts>();
+  detail::check_lasting<RecvCounts>();
+  return detail::start_nonblocking(
+      c, "iall_to_all_v",
+      [&c, in = detail::in_span(input), sc = detail::in_span(send_counts),
+       out = detail::out_span(output), rc = detail::in_span(recv_counts),
+       opt](detail::stage s) { detail::checked_all_to_all_v<Topo>(c, in, sc, out, rc, opt, s); });
 }
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE
