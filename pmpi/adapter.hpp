@@ -12,7 +12,8 @@
 
 namespace topocoll::pmpi {
 
-// The functions the adapter defines, in the order the statistics print them.
+// The functions the adapter defines, in the order the statistics print them:
+// the blocking ones, then the nonblocking ones in the same order.
 enum class function {
   bcast,
   reduce,
@@ -26,11 +27,34 @@ enum class function {
   gather,
   alltoall,
   alltoallv,
+  ibcast,
+  ireduce,
+  iallreduce,
+  iallgather,
+  ireduce_scatter_block,
+  ireduce_scatter,
+  iscan,
+  iexscan,
+  iscatter,
+  igather,
+  ialltoall,
+  ialltoallv,
   count_
 };
 inline constexpr std::size_t function_count = static_cast<std::size_t>(function::count_);
+inline constexpr std::size_t blocking_count = static_cast<std::size_t>(function::ibcast);
+static_assert(function_count == 2 * blocking_count, "one nonblocking function per blocking one");
 
-// Its MPI name ("MPI_Allreduce") and its TOPOCOLL_PMPI key ("allreduce").
+// The blocking function whose TOPOCOLL_PMPI entry, model and algorithms a
+// nonblocking one shares (MPI_Iallreduce: MPI_Allreduce's); f itself when
+// blocking.
+constexpr function blocking_of(function f) {
+  const auto i = static_cast<std::size_t>(f);
+  return static_cast<function>(i < blocking_count ? i : i - blocking_count);
+}
+
+// Its MPI name ("MPI_Allreduce", "MPI_Iallreduce") and its TOPOCOLL_PMPI key
+// ("allreduce"; a nonblocking function's is its blocking function's).
 std::string_view mpi_name(function f);
 std::string_view key_name(function f);
 
@@ -45,6 +69,7 @@ enum class reason {
   reduction_datatype,  // a reduction on a datatype that is not (contiguous) predefined
   operation,           // MPI_REPLACE, MPI_NO_OP, an op made outside MPI_Op_create
   uneven_counts,       // MPI_Reduce_scatter with different recvcounts
+  no_progress,         // a nonblocking call under an MPI whose progress cannot drive it
   count_
 };
 inline constexpr std::size_t reason_count = static_cast<std::size_t>(reason::count_);

@@ -1,4 +1,5 @@
-// MPI_Alltoallv on topocoll::all_to_all_v with the receive counts known.
+// MPI_Alltoallv and MPI_Ialltoallv on topocoll::all_to_all_v with the
+// receive counts known.
 // Blocks are moved as bytes: the caller's buffer itself when the datatype is
 // contiguous and the displacements are the running sums of the counts (the
 // blocks back to back in rank order), else a packed copy in that order.
@@ -9,6 +10,8 @@
 
 #include "byte_image.hpp"
 #include "entry.hpp"
+#include "nonblocking.hpp"
+#include "runs.hpp"
 
 namespace topocoll::pmpi {
 namespace {
@@ -42,6 +45,12 @@ class blocks {
   }
 
   std::span<std::byte> data() { return data_; }
+  // As byte_image::hold_type.
+  void hold_type() {
+    if (copy_.empty()) return;
+    held_ = owned_type(dt_);
+    dt_ = held_.get();
+  }
   std::span<const std::size_t> counts() const { return bytes_; }
 
   void load() {
@@ -70,44 +79,88 @@ class blocks {
   const int* counts_;
   const int* displs_;
   MPI_Datatype dt_;
+  owned_type held_;
   MPI_Aint extent_ = 0;
   std::vector<std::size_t> bytes_;
   std::vector<std::byte> copy_;
   std::span<std::byte> data_;
 };
 
+// The arguments of MPI_Alltoallv.
+struct v_args {
+  const void* sbuf;
+  const int* scounts;
+  const int* sdispls;
+  MPI_Datatype stype;
+  void* rbuf;
+  const int* rcounts;
+  const int* rdispls;
+  MPI_Datatype rtype;
+  MPI_Comm comm;
+};
+
+template <class Run>
+reason serve_alltoallv(Run& run, const v_args& a) {
+  const place at = place_of(a.comm);
+  blocks out_local(a.rbuf, a.rcounts, a.rdispls, a.rtype, at.size);
+  blocks& out = run.keep(out_local);
+  blocks* from = &out;
+  std::optional<blocks> in_local;
+  if (a.sbuf == MPI_IN_PLACE) {
+    out.load();  // the send blocks are the receive blocks (in == out for topocoll)
+  } else {
+    in_local.emplace(a.sbuf, a.scounts, a.sdispls, a.stype, at.size);
+    from = &run.keep(*in_local);
+    from->load();
+  }
+  mpi::Comm& c = transport_of(a.comm);
+  // Block sizes differ per rank: no size the ranks agree on (topology_for
+  // does not model MPI_Alltoallv).
+  on_topology(run.f, {at, 0}, [&]<class Topo>() {
+    run.template go<all_to_all_v_call, Topo>(c, std::span<const std::byte>(from->data()),
+                                             from->counts(), out.data(), out.counts(),
+                                             options_of(run.f));
+  });
+  run.then([&out] { out.store(); });
+  return reason::none;
+}
+
 }  // namespace
 }  // namespace topocoll::pmpi
 
 using namespace topocoll::pmpi;
-namespace tc = topocoll;
 
-extern "C" int MPI_Alltoallv(const void* sbuf, const int* scounts, const int* sdispls,
-                             MPI_Datatype stype, void* rbuf, const int* rcounts, const int* rdispls,
-                             MPI_Datatype rtype, MPI_Comm comm) {
-  const function f = function::alltoallv;
-  auto serve = [&] {
-    const place at = place_of(comm);
-    blocks out(rbuf, rcounts, rdispls, rtype, at.size);
-    std::optional<blocks> in;
-    if (sbuf == MPI_IN_PLACE) {
-      out.load();  // the send blocks are the receive blocks (in == out for topocoll)
-    } else {
-      in.emplace(sbuf, scounts, sdispls, stype, at.size);
-      in->load();
-    }
-    blocks& from = in ? *in : out;
-    tc::mpi::Comm& c = transport_of(comm);
-    // Block sizes differ per rank: no size the ranks agree on (topology_for
-    // does not model MPI_Alltoallv).
-    on_topology(f, {at, 0}, [&]<class Topo>() {
-      tc::all_to_all_v<Topo>(c, std::span<const std::byte>(from.data()), from.counts(), out.data(),
-                             out.counts(), options_of(f));
-    });
-    out.store();
-    return reason::none;
-  };
-  return intercept(f, comm, serve, [&] {
-    return PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
-  });
+extern "C" {
+
+int MPI_Alltoallv(const void* sbuf, const int* scounts, const int* sdispls, MPI_Datatype stype,
+                  void* rbuf, const int* rcounts, const int* rdispls, MPI_Datatype rtype,
+                  MPI_Comm comm) {
+  run_now run{function::alltoallv};
+  return intercept(
+      run.f, comm,
+      [&] {
+        return serve_alltoallv(
+            run, {sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm});
+      },
+      [&] {
+        return PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
+      });
 }
+
+int MPI_Ialltoallv(const void* sbuf, const int* scounts, const int* sdispls, MPI_Datatype stype,
+                   void* rbuf, const int* rcounts, const int* rdispls, MPI_Datatype rtype,
+                   MPI_Comm comm, MPI_Request* req) {
+  const function f = function::ialltoallv;
+  auto serve = [&](started_call& run) {
+    return serve_alltoallv(run,
+                           {sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm});
+  };
+  return intercept(
+      f, comm, [&] { return start(f, comm, req, serve); },
+      [&] {
+        return PMPI_Ialltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm,
+                               req);
+      });
+}
+
+}  // extern "C"

@@ -10,9 +10,31 @@
 
 #include <cstddef>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace topocoll::pmpi {
+
+// A duplicate of a datatype (PMPI_Type_dup), freed with its owner: what a
+// nonblocking call unpacks with at completion, after the caller may have
+// freed its own handle (MPI lets it).
+class owned_type {
+ public:
+  owned_type() = default;
+  explicit owned_type(MPI_Datatype dt) { PMPI_Type_dup(dt, &dt_); }
+  owned_type(owned_type&& o) noexcept : dt_(std::exchange(o.dt_, MPI_DATATYPE_NULL)) {}
+  owned_type& operator=(owned_type&& o) noexcept {
+    std::swap(dt_, o.dt_);
+    return *this;
+  }
+  ~owned_type() {
+    if (dt_ != MPI_DATATYPE_NULL) PMPI_Type_free(&dt_);
+  }
+  MPI_Datatype get() const { return dt_; }
+
+ private:
+  MPI_Datatype dt_ = MPI_DATATYPE_NULL;
+};
 
 class byte_image {
  public:
@@ -39,11 +61,19 @@ class byte_image {
   void load();
   // The copy back into the caller's items.
   void store();
+  // From now on, a datatype of its own (a packed image's), which the
+  // caller's MPI_Type_free leaves alone.
+  void hold_type() {
+    if (!packed_) return;
+    held_ = owned_type(dt_);
+    dt_ = held_.get();
+  }
 
  private:
   std::byte* user_ = nullptr;
   std::size_t count_ = 0;
   MPI_Datatype dt_ = MPI_DATATYPE_NULL;
+  owned_type held_;
   std::size_t item_ = 0;  // bytes per item (the type size)
   bool packed_ = false;
   std::vector<std::byte> copy_;

@@ -1,5 +1,7 @@
 #include "entry.hpp"
 
+#include "nonblocking.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -17,7 +19,7 @@ thread_local int nesting::depth_ = 0;
 namespace {
 std::once_flag started;
 
-void start() {
+void begin() {
   const char* spec = std::getenv("TOPOCOLL_PMPI");
   try {
     if (spec != nullptr) select(spec);
@@ -29,11 +31,12 @@ void start() {
     PMPI_Abort(MPI_COMM_WORLD, 1);
   }
   start_transports();
+  hook_progress();
 }
 }  // namespace
 
 void ensure_started() {
-  std::call_once(started, start);
+  std::call_once(started, begin);
 }
 
 reason common_reason(MPI_Comm comm) {
@@ -51,7 +54,7 @@ place place_of(MPI_Comm comm) {
   return p;
 }
 
-int failed(function f, MPI_Comm comm) noexcept {
+int reported(function f, MPI_Comm comm) noexcept {
   int code = MPI_ERR_INTERN;
   std::string what = "unknown exception";
   try {
@@ -80,6 +83,11 @@ int failed(function f, MPI_Comm comm) noexcept {
                static_cast<int>(mpi_name(f).size()), mpi_name(f).data(), p.rank, p.size,
                what.c_str());
   std::fflush(stderr);
+  return code;
+}
+
+int failed(function f, MPI_Comm comm) noexcept {
+  const int code = reported(f, comm);
   PMPI_Comm_call_errhandler(comm, code);
   return code;
 }

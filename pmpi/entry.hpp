@@ -32,6 +32,9 @@ reason common_reason(MPI_Comm comm);
 // The current exception as an MPI error: message on stderr, error handler
 // called, error code returned.
 int failed(function f, MPI_Comm comm) noexcept;
+// The same without the error handler (a nonblocking call's error, which its
+// completion function returns).
+int reported(function f, MPI_Comm comm) noexcept;
 
 // Calls made while one is being served (a user operation calling MPI, say)
 // go straight to MPI.

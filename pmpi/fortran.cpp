@@ -98,6 +98,27 @@ void finish(F ierr, int rc) {
     finish(e, cfn(buffer(s), *sn, type(st), buffer(r), *rn, type(rt), *root, comm(c)));          \
   })
 
+// The nonblocking forms: the same arguments, then the request (MPI_Request_c2f).
+#define TOPOCOLL_FORTRAN_IREDUCE_ALL(lower, UPPER, cfn)                              \
+  TOPOCOLL_FORTRAN(lower, UPPER, (void* s, void* r, F n, F t, F o, F c, F q, F e), { \
+    MPI_Request req = MPI_REQUEST_NULL;                                              \
+    finish(e, cfn(buffer(s), buffer(r), *n, type(t), op(o), comm(c), &req));         \
+    *q = MPI_Request_c2f(req);                                                       \
+  })
+#define TOPOCOLL_FORTRAN_IMOVE_ALL(lower, UPPER, cfn)                                         \
+  TOPOCOLL_FORTRAN(lower, UPPER, (void* s, F sn, F st, void* r, F rn, F rt, F c, F q, F e), { \
+    MPI_Request req = MPI_REQUEST_NULL;                                                       \
+    finish(e, cfn(buffer(s), *sn, type(st), buffer(r), *rn, type(rt), comm(c), &req));        \
+    *q = MPI_Request_c2f(req);                                                                \
+  })
+#define TOPOCOLL_FORTRAN_IMOVE_ROOTED(lower, UPPER, cfn)                                          \
+  TOPOCOLL_FORTRAN(                                                                               \
+      lower, UPPER, (void* s, F sn, F st, void* r, F rn, F rt, F root, F c, F q, F e), {          \
+        MPI_Request req = MPI_REQUEST_NULL;                                                       \
+        finish(e, cfn(buffer(s), *sn, type(st), buffer(r), *rn, type(rt), *root, comm(c), &req)); \
+        *q = MPI_Request_c2f(req);                                                                \
+      })
+
 extern "C" {
 
 TOPOCOLL_FORTRAN(bcast, BCAST, (void* b, F n, F t, F root, F c, F e),
@@ -120,6 +141,40 @@ TOPOCOLL_FORTRAN(alltoallv, ALLTOALLV,
                  (void* s, F sn, F sd, F st, void* r, F rn, F rd, F rt, F c, F e), {
                    finish(e, MPI_Alltoallv(buffer(s), sn, sd, type(st), buffer(r), rn, rd, type(rt),
                                            comm(c)));
+                 })
+
+TOPOCOLL_FORTRAN(ibcast, IBCAST, (void* b, F n, F t, F root, F c, F q, F e), {
+  MPI_Request req = MPI_REQUEST_NULL;
+  finish(e, MPI_Ibcast(buffer(b), *n, type(t), *root, comm(c), &req));
+  *q = MPI_Request_c2f(req);
+})
+TOPOCOLL_FORTRAN(ireduce, IREDUCE, (void* s, void* r, F n, F t, F o, F root, F c, F q, F e), {
+  MPI_Request req = MPI_REQUEST_NULL;
+  finish(e, MPI_Ireduce(buffer(s), buffer(r), *n, type(t), op(o), *root, comm(c), &req));
+  *q = MPI_Request_c2f(req);
+})
+TOPOCOLL_FORTRAN_IREDUCE_ALL(iallreduce, IALLREDUCE, MPI_Iallreduce)
+TOPOCOLL_FORTRAN_IREDUCE_ALL(ireduce_scatter_block, IREDUCE_SCATTER_BLOCK,
+                             MPI_Ireduce_scatter_block)
+TOPOCOLL_FORTRAN_IREDUCE_ALL(iscan, ISCAN, MPI_Iscan)
+TOPOCOLL_FORTRAN_IREDUCE_ALL(iexscan, IEXSCAN, MPI_Iexscan)
+TOPOCOLL_FORTRAN(ireduce_scatter, IREDUCE_SCATTER, (void* s, void* r, F n, F t, F o, F c, F q, F e),
+                 {
+                   MPI_Request req = MPI_REQUEST_NULL;
+                   finish(e, MPI_Ireduce_scatter(buffer(s), buffer(r), n, type(t), op(o), comm(c),
+                                                 &req));
+                   *q = MPI_Request_c2f(req);
+                 })
+TOPOCOLL_FORTRAN_IMOVE_ALL(iallgather, IALLGATHER, MPI_Iallgather)
+TOPOCOLL_FORTRAN_IMOVE_ALL(ialltoall, IALLTOALL, MPI_Ialltoall)
+TOPOCOLL_FORTRAN_IMOVE_ROOTED(igather, IGATHER, MPI_Igather)
+TOPOCOLL_FORTRAN_IMOVE_ROOTED(iscatter, ISCATTER, MPI_Iscatter)
+TOPOCOLL_FORTRAN(ialltoallv, IALLTOALLV,
+                 (void* s, F sn, F sd, F st, void* r, F rn, F rd, F rt, F c, F q, F e), {
+                   MPI_Request req = MPI_REQUEST_NULL;
+                   finish(e, MPI_Ialltoallv(buffer(s), sn, sd, type(st), buffer(r), rn, rd,
+                                            type(rt), comm(c), &req));
+                   *q = MPI_Request_c2f(req);
                  })
 
 // Lifetime: the statistics print at MPI_Finalize, the selection is read at

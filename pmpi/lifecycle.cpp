@@ -4,6 +4,7 @@
 #include <array>
 
 #include "entry.hpp"
+#include "nonblocking.hpp"
 #include "reduction_ops.hpp"
 
 namespace topocoll::pmpi {
@@ -19,21 +20,33 @@ constexpr std::array<std::string_view, function_count> mpi_names = {"MPI_Bcast",
                                                                     "MPI_Scatter",
                                                                     "MPI_Gather",
                                                                     "MPI_Alltoall",
-                                                                    "MPI_Alltoallv"};
-constexpr std::array<std::string_view, function_count> key_names = {
+                                                                    "MPI_Alltoallv",
+                                                                    "MPI_Ibcast",
+                                                                    "MPI_Ireduce",
+                                                                    "MPI_Iallreduce",
+                                                                    "MPI_Iallgather",
+                                                                    "MPI_Ireduce_scatter_block",
+                                                                    "MPI_Ireduce_scatter",
+                                                                    "MPI_Iscan",
+                                                                    "MPI_Iexscan",
+                                                                    "MPI_Iscatter",
+                                                                    "MPI_Igather",
+                                                                    "MPI_Ialltoall",
+                                                                    "MPI_Ialltoallv"};
+constexpr std::array<std::string_view, blocking_count> key_names = {
     "bcast",          "reduce",   "allreduce", "allgather", "reduce_scatter_block",
     "reduce_scatter", "scan",     "exscan",    "scatter",   "gather",
     "alltoall",       "alltoallv"};
 constexpr std::array<std::string_view, reason_count> reason_names = {
     "served",    "inter_communicator", "null_or_invalid", "reduction_datatype",
-    "operation", "uneven_counts"};
+    "operation", "uneven_counts",      "no_progress"};
 }  // namespace
 
 std::string_view mpi_name(function f) {
   return mpi_names[static_cast<std::size_t>(f)];
 }
 std::string_view key_name(function f) {
-  return key_names[static_cast<std::size_t>(f)];
+  return key_names[static_cast<std::size_t>(blocking_of(f))];
 }
 std::string_view reason_name(reason r) {
   return reason_names[static_cast<std::size_t>(r)];
@@ -58,6 +71,7 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
 }
 
 int MPI_Finalize(void) {
+  unhook_progress();  // after the started calls have completed
   stats::report();
   stop_transports();
   return PMPI_Finalize();

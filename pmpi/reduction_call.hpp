@@ -1,28 +1,30 @@
 #pragma once
 // What the reduction entry points share: the plan of (datatype, op) and the
 // run of a collective over the call's topology, the plan's element type and
-// operator.
+// operator, now or started (runs.hpp).
 
 #include <cstddef>
 #include <span>
 #include <utility>
 
 #include "entry.hpp"
+#include "nonblocking.hpp"
 #include "reduction_ops.hpp"
+#include "runs.hpp"
 
 namespace topocoll::pmpi {
 
-// Runs run.template operator()<Topo, E>(op) for the topology serving this call
-// of f (on_topology), the element type E of r and r's operator as
+// Runs body.template operator()<Topo, E>(op) for the topology serving this
+// call of f (on_topology), the element type E of r and r's operator as
 // ordered_op: operand_order::free when it commutes, so the algorithms may
 // reorder, else operand_order::kept.
-template <class Run>
-void run_reduction(function f, const reduction& r, call_size s, Run&& run) {
+template <class Body>
+void run_reduction(function f, const reduction& r, call_size s, Body&& body) {
   on_topology(f, s, [&]<class Topo>() {
     auto with_op = [&]<class E>() {
       if (r.op.commutes())
-        return run.template operator()<Topo, E>(ordered_op<operand_order::free>{r.op});
-      return run.template operator()<Topo, E>(ordered_op<operand_order::kept>{r.op});
+        return body.template operator()<Topo, E>(ordered_op<operand_order::free>{r.op});
+      return body.template operator()<Topo, E>(ordered_op<operand_order::kept>{r.op});
     };
     switch (r.elem_bytes) {
       case 1:
@@ -77,19 +79,21 @@ struct elementwise_args {
 };
 
 // Serves a reduction of `count` items from sbuf (rbuf under MPI_IN_PLACE)
-// into rbuf: run.template operator()<Topo>(comm, in, out, op) with spans of
-// the plan's element type. Returns why it is not served.
-template <class Run>
-reason serve_elementwise(function f, const elementwise_args& a, Run&& run) {
+// into rbuf: Call (all_reduce_call, scan_call, exclusive_scan_call) on spans
+// of the plan's element type, run now or started (runs.hpp). Returns why it
+// is not served.
+template <class Call, class Run>
+reason serve_elementwise(Run& run, const elementwise_args& a) {
   const reduction_plan plan = plan_call(a.count, a.dt, a.op);
   if (!plan.run) return plan.why;
   const reduction& r = *plan.run;
   const std::size_t n = elements(a.count, r);
   const void* in = input_of(a.sbuf, a.rbuf);
   mpi::Comm& c = transport_of(a.comm);
-  run_reduction(f, r, {{c.rank(), c.size()}, n * r.elem_bytes},
+  run_reduction(run.f, r, {{c.rank(), c.size()}, n * r.elem_bytes},
                 [&]<class Topo, class E>(const auto& op) {
-                  run.template operator()<Topo>(c, in_elems<E>(in, n), out_elems<E>(a.rbuf, n), op);
+                  run.template go<Call, Topo>(c, in_elems<E>(in, n), out_elems<E>(a.rbuf, n), op,
+                                              options_of(run.f));
                 });
   return reason::none;
 }

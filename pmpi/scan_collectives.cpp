@@ -1,43 +1,51 @@
-// MPI_Scan and MPI_Exscan.
+// MPI_Scan, MPI_Exscan and their nonblocking forms.
 
 #include "reduction_call.hpp"
 
 using namespace topocoll::pmpi;
-namespace tc = topocoll;
-
-namespace {
-
-enum class prefix { inclusive, exclusive };
-
-template <prefix K>
-reason serve_scan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                  MPI_Comm comm) {
-  const function f = K == prefix::inclusive ? function::scan : function::exscan;
-  return serve_elementwise(f, {sbuf, rbuf, count, dt, op, comm},
-                           [&]<class Topo>(tc::mpi::Comm& c, auto in, auto out, const auto& o) {
-                             if constexpr (K == prefix::inclusive)
-                               tc::scan<Topo>(c, in, out, o, options_of(f));
-                             else
-                               tc::exclusive_scan<Topo>(c, in, out, o, options_of(f));
-                           });
-}
-
-}  // namespace
 
 extern "C" {
 
 int MPI_Scan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+  run_now run{function::scan};
   return intercept(
-      function::scan, comm,
-      [&] { return serve_scan<prefix::inclusive>(sbuf, rbuf, count, dt, op, comm); },
+      run.f, comm,
+      [&] {
+        return serve_elementwise<scan_call>(run, {sbuf, rbuf, count, dt, op, comm});
+      },
       [&] { return PMPI_Scan(sbuf, rbuf, count, dt, op, comm); });
 }
 
-int MPI_Exscan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+int MPI_Iscan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+              MPI_Request* req) {
+  const function f = function::iscan;
+  auto serve = [&](started_call& run) {
+    return serve_elementwise<scan_call>(run, {sbuf, rbuf, count, dt, op, comm});
+  };
   return intercept(
-      function::exscan, comm,
-      [&] { return serve_scan<prefix::exclusive>(sbuf, rbuf, count, dt, op, comm); },
+      f, comm, [&] { return start(f, comm, req, serve); },
+      [&] { return PMPI_Iscan(sbuf, rbuf, count, dt, op, comm, req); });
+}
+
+int MPI_Exscan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
+  run_now run{function::exscan};
+  return intercept(
+      run.f, comm,
+      [&] {
+        return serve_elementwise<exclusive_scan_call>(run, {sbuf, rbuf, count, dt, op, comm});
+      },
       [&] { return PMPI_Exscan(sbuf, rbuf, count, dt, op, comm); });
+}
+
+int MPI_Iexscan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                MPI_Request* req) {
+  const function f = function::iexscan;
+  auto serve = [&](started_call& run) {
+    return serve_elementwise<exclusive_scan_call>(run, {sbuf, rbuf, count, dt, op, comm});
+  };
+  return intercept(
+      f, comm, [&] { return start(f, comm, req, serve); },
+      [&] { return PMPI_Iexscan(sbuf, rbuf, count, dt, op, comm, req); });
 }
 
 }  // extern "C"

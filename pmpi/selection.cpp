@@ -24,13 +24,13 @@
 namespace topocoll::pmpi {
 namespace {
 
-std::array<choice, function_count> choices{};
+std::array<choice, blocking_count> choices{};
 
 constexpr std::string_view topology_names[] = {"Hypercube", "Ring", "Mesh<2>", "Tree<2>",
                                                "Tree<4>"};
 
 // The model's collective for f, in function's order; none for MPI_Alltoallv
-// (sizes differ per rank).
+// and MPI_Ialltoallv (sizes differ per rank).
 std::optional<model::collective> modelled(function f) {
   using k = model::collective;
   constexpr k of[] = {k::broadcast,      k::reduce,         k::all_reduce, k::all_gather,
@@ -38,7 +38,7 @@ std::optional<model::collective> modelled(function f) {
                       k::scatter,        k::gather,         k::all_to_all};
   static_assert(std::size(of) == static_cast<std::size_t>(function::alltoallv),
                 "one model collective per function before alltoallv");
-  const auto i = static_cast<std::size_t>(f);
+  const auto i = static_cast<std::size_t>(blocking_of(f));
   if (i < std::size(of)) return of[i];
   return std::nullopt;
 }
@@ -61,11 +61,12 @@ std::string listing(const Names& names, Show show) {
   throw std::invalid_argument("TOPOCOLL_PMPI entry '" + std::string(entry) + "': " + what);
 }
 
+// A blocking function's key; its nonblocking function shares it.
 function parse_function(std::string_view entry, std::string_view key) {
-  for (std::size_t i = 0; i < function_count; ++i)
+  for (std::size_t i = 0; i < blocking_count; ++i)
     if (key_name(static_cast<function>(i)) == key) return static_cast<function>(i);
   std::vector<function> all;
-  for (std::size_t i = 0; i < function_count; ++i) all.push_back(static_cast<function>(i));
+  for (std::size_t i = 0; i < blocking_count; ++i) all.push_back(static_cast<function>(i));
   bad(entry, "unknown function '" + std::string(key) + "'; valid: " + listing(all, key_name));
 }
 
@@ -171,7 +172,8 @@ topology cheapest(model::collective k, int p, int bucket, algorithm algo) {
 
 // Decisions so far, per (function, p <= auto_max_p, bucket): 0 undecided,
 // else 1 + the topology. Racing threads compute the same value.
-std::array<std::atomic<std::uint8_t>, function_count*(auto_max_p + 1) * buckets> decided{};
+// A nonblocking function shares its blocking function's.
+std::array<std::atomic<std::uint8_t>, blocking_count*(auto_max_p + 1) * buckets> decided{};
 
 }  // namespace
 
@@ -181,7 +183,7 @@ void select(std::string_view spec) {
   boost::algorithm::split(entries, s, [](char ch) { return ch == ','; });
   // A function named twice is most likely a typo in one of the two entries:
   // taking the last silently would hide it.
-  std::array<std::string, function_count> set_by{};
+  std::array<std::string, blocking_count> set_by{};
   for (std::string& e : entries) {
     boost::algorithm::trim(e);
     if (e.empty()) continue;
@@ -192,7 +194,7 @@ void select(std::string_view spec) {
 }
 
 const choice& selected(function f) {
-  return choices[static_cast<std::size_t>(f)];
+  return choices[static_cast<std::size_t>(blocking_of(f))];
 }
 
 std::string_view topology_name(topology t) {
@@ -206,7 +208,8 @@ topology topology_for(function f, int p, std::size_t bytes) {
   if (!k || p <= 1 || p > auto_max_p || bytes == 0) return topology::hypercube;
   const int b = bucket_of(*k, p, bytes);
   std::atomic<std::uint8_t>& d =
-      decided[(static_cast<std::size_t>(f) * (auto_max_p + 1) + static_cast<std::size_t>(p)) *
+      decided[(static_cast<std::size_t>(blocking_of(f)) * (auto_max_p + 1) +
+               static_cast<std::size_t>(p)) *
                   buckets +
               static_cast<std::size_t>(b)];
   std::uint8_t v = d.load(std::memory_order_relaxed);

@@ -1,5 +1,7 @@
 #include "transport.hpp"
 
+#include "nonblocking.hpp"
+
 #include <algorithm>
 #include <mutex>
 #include <vector>
@@ -13,6 +15,7 @@ std::mutex registry_mutex;
 std::vector<MPI_Comm> registry;  // the communicators holding a transport
 
 int delete_transport(MPI_Comm comm, int, void* value, void*) {
+  complete_started_on(comm);  // MPI lets a communicator be freed with calls pending
   delete static_cast<mpi::Comm*>(value);
   const std::lock_guard lock(registry_mutex);
   std::erase(registry, comm);

@@ -1,5 +1,6 @@
 # The adapter's Fortran bindings (pmpi/fortran.cpp) under Fortran programs:
-# fortran_test.f90 through `use mpi` (the mpif.h symbols) and
+# fortran_test.f90 and fortran_nonblocking_test.f90 through `use mpi` (the
+# mpif.h symbols) and
 # fortran_f08_test.f90 through `use mpi_f08`, at np 1 2 3 4 5 8. Built only
 # when CMake finds a Fortran compiler and MPI's Fortran bindings (Debian:
 # gfortran, installed by scripts/install-deps). Included from CMakeLists.txt,
@@ -47,7 +48,19 @@ endfunction()
 
 set(_served "topocoll-pmpi: served=[1-9][0-9]* fallback=0\n")
 topocoll_pmpi_fortran_test(fortran_test RANKS 1 2 3 4 5 8 PASS "${_served}")
-topocoll_pmpi_fortran_test(fortran_f08_test RANKS 1 2 3 4 5 8 PASS "${_served}")
+topocoll_pmpi_fortran_test(fortran_f08_test RANKS 1 2 3 4 5 8
+  PASS "${_served}.*MPI_Ibcast served=[1-9].*MPI_Iallreduce served=[1-9].*MPI_Igather served=[1-9]")
+# The nonblocking collectives from `use mpi`: each one must be served (the
+# statistics list the functions in the library's order).
+set(_nonblocking_served "${_served}.*MPI_Ibcast served=[1-9].*MPI_Ireduce served=[1-9]")
+string(APPEND _nonblocking_served ".*MPI_Iallreduce served=[1-9].*MPI_Iallgather served=[1-9]")
+string(APPEND _nonblocking_served
+       ".*MPI_Ireduce_scatter_block served=[1-9].*MPI_Ireduce_scatter served=[1-9]")
+string(APPEND _nonblocking_served
+       ".*MPI_Iscan served=[1-9].*MPI_Iexscan served=[1-9].*MPI_Iscatter served=[1-9]")
+string(APPEND _nonblocking_served
+       ".*MPI_Igather served=[1-9].*MPI_Ialltoall served=[1-9].*MPI_Ialltoallv served=[1-9]")
+topocoll_pmpi_fortran_test(fortran_nonblocking_test RANKS 1 2 3 4 5 8 PASS "${_nonblocking_served}")
 # An operation from Fortran's MPI_Op_create goes to MPI on every rank.
 topocoll_pmpi_fortran_test(fortran_test SUFFIX .userop RANKS 1 4 5 ARGS userop
   PASS "served=0 fallback=[1-9][0-9]*\n.*MPI_Allreduce fallback\\(operation\\)=[1-9]")

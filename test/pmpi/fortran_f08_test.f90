@@ -1,8 +1,10 @@
 ! The PMPI adapter under a Fortran program using `use mpi_f08`, whose
 ! MPI_Allreduce and friends call Open MPI's ompi_allreduce_f: a rooted call
 ! (root p-1), reductions with MPI_IN_PLACE, a personalized exchange with
-! uneven counts and count 0. Each result is compared with the value MPI
-! defines; a wrong one prints "FAILED: <what> on rank r of p".
+! uneven counts and count 0; then MPI_Ibcast, MPI_Iallreduce and MPI_Igather
+! (ompi_ibcast_f, ...), whose type(MPI_Request) requests complete by MPI_Wait
+! and MPI_Waitall. Each result is compared with the value MPI defines; a
+! wrong one prints "FAILED: <what> on rank r of p".
 program fortran_f08_test
   use mpi_f08
   use fortran_check
@@ -10,6 +12,11 @@ program fortran_f08_test
   integer :: provided, i, j
   integer :: a(4), counts(0:7), displs(0:7), s(16), r(16), want(16)
   double precision :: x(3)
+  ! MPI writes these after the nonblocking calls return, until they complete.
+  integer, asynchronous :: b(4), mine(2), g(2, 0:7)
+  double precision, asynchronous :: y(3)
+  type(MPI_Request) :: request, requests(2)
+  integer :: ierr
 
   call MPI_Init_thread(MPI_THREAD_FUNNELED, provided)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
@@ -42,6 +49,42 @@ program fortran_f08_test
   r = -1
   call MPI_Allgather(s, 0, MPI_INTEGER, r, 0, MPI_INTEGER, MPI_COMM_WORLD)
   call check('MPI_Allgather count 0', all(r == -1))
+
+  ! MPI_Ibcast from root p-1, completed by MPI_Wait.
+  b = -1
+  if (rank == p - 1) b = [(20*i, i=1, 4)]
+  call MPI_Ibcast(b, 4, MPI_INTEGER, p - 1, MPI_COMM_WORLD, request, ierr)
+  call check('MPI_Ibcast returns MPI_SUCCESS', ierr == MPI_SUCCESS)
+  call MPI_Wait(request, MPI_STATUS_IGNORE, ierr)
+  call check('MPI_Wait on MPI_Ibcast', ierr == MPI_SUCCESS .and. request == MPI_REQUEST_NULL)
+  call check('MPI_Ibcast', all(b == [(20*i, i=1, 4)]))
+
+  ! MPI_Iallreduce with MPI_IN_PLACE and MPI_Igather at root p-1 (MPI_IN_PLACE
+  ! there) outstanding together, completed by MPI_Waitall.
+  y = [(rank + 0.5d0*i, i=1, 3)]
+  call MPI_Iallreduce(MPI_IN_PLACE, y, 3, MPI_DOUBLE_PRECISION, MPI_MAX, MPI_COMM_WORLD, requests(1), ierr)
+  call check('MPI_Iallreduce returns MPI_SUCCESS', ierr == MPI_SUCCESS)
+  mine = [(10*rank + i, i=1, 2)]
+  g = -1
+  if (rank == p - 1) then
+    g(:, rank) = mine
+    call MPI_Igather(MPI_IN_PLACE, 2, MPI_INTEGER, g, 2, MPI_INTEGER, p - 1, MPI_COMM_WORLD, &
+                     requests(2), ierr)
+  else
+    call MPI_Igather(mine, 2, MPI_INTEGER, g, 2, MPI_INTEGER, p - 1, MPI_COMM_WORLD, requests(2), ierr)
+  end if
+  call check('MPI_Igather returns MPI_SUCCESS', ierr == MPI_SUCCESS)
+  call MPI_Waitall(2, requests, MPI_STATUSES_IGNORE, ierr)
+  call check('MPI_Waitall on MPI_Iallreduce and MPI_Igather', &
+             ierr == MPI_SUCCESS .and. all(requests == MPI_REQUEST_NULL))
+  call check('MPI_Iallreduce MPI_IN_PLACE MPI_MAX', all(y == [(p - 1 + 0.5d0*i, i=1, 3)]))
+  if (rank == p - 1) then
+    call check('MPI_Igather MPI_IN_PLACE', &
+               all(g(:, 0:p - 1) == reshape([((10*j + i, i=1, 2), j=0, p - 1)], [2, p])) .and. &
+               all(g(:, p:7) == -1))
+  else
+    call check('MPI_Igather leaves a non-root recvbuf', all(g == -1))
+  end if
 
   if (rank == 0) write (*, '(a,i0,a)') 'fortran_f08_test: ', p, ' ranks done'
   call MPI_Finalize()

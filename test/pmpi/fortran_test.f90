@@ -222,19 +222,11 @@ contains
     call check('MPI_Alltoall count 0', all(r == -1))
   end subroutine alltoall
 
-  ! Ranks q and j exchange mod(q + j, 3) elements each way (0 included), laid
-  ! out with one unused element after each block.
+  ! The exchange of alltoallv_blocks (fortran_check).
   subroutine alltoallv()
-    integer :: counts(0:p - 1), displs(0:p - 1), s(4*p), r(4*p), want(4*p), i, j
+    integer :: counts(0:p - 1), displs(0:p - 1), s(4*p), r(4*p), want(4*p)
     double precision :: d(4*p)
-    counts = [(mod(rank + j, 3), j=0, p - 1)]
-    displs = [(sum(counts(0:j - 1)) + j, j=0, p - 1)]
-    s = -1
-    want = -1
-    do j = 0, p - 1
-      s(displs(j) + 1:displs(j) + counts(j)) = [(1000*rank + 10*j + i, i=1, counts(j))]
-      want(displs(j) + 1:displs(j) + counts(j)) = [(1000*j + 10*rank + i, i=1, counts(j))]
-    end do
+    call alltoallv_blocks(counts, displs, s, want)
     r = -1
     call MPI_Alltoallv(s, counts, displs, MPI_INTEGER, r, counts, displs, MPI_INTEGER, &
                        MPI_COMM_WORLD, ierr)

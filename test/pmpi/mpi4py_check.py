@@ -1,6 +1,9 @@
 """An unmodified mpi4py program: Allreduce, Bcast, Allgather and Alltoall on
-NumPy arrays (and a non-commutative user operation), each checked against
-NumPy. Run under mpiexec with libtopocoll_pmpi.so preloaded (preloaded.cmake)."""
+NumPy arrays (and a non-commutative user operation), then their nonblocking
+forms (Iallreduce, Ibcast, Iallgather, Ialltoall, Iscan, Igather) completed
+through mpi4py's Request.Wait, Request.Waitall, Request.Testall and
+Request.Waitany beside point-to-point requests, each checked against NumPy.
+Run under mpiexec with libtopocoll_pmpi.so preloaded (preloaded.cmake)."""
 import sys
 
 import numpy as np
@@ -59,6 +62,42 @@ recv = np.empty_like(send)
 comm.Alltoall(send, recv)
 want = np.array([[i * 1000 + rank * 10 + k for k in range(7)] for i in range(p)], np.int32)
 check(np.array_equal(recv, want), "Alltoall int32")
+
+# The nonblocking forms, several outstanding at once, completed in a mixed
+# array with a point-to-point pair to the neighbours.
+a = inputs(rank, 1000)
+summed, scanned = np.empty(1000), np.empty(1000)
+bb = inputs(3, 777, np.int64) if rank == 0 else np.zeros(777, np.int64)
+gathered = np.empty((p, 100), np.float32)
+right, left = (rank + 1) % p, (rank - 1) % p
+token, got = np.array([rank], np.int32), np.empty(1, np.int32)
+requests = [comm.Iallreduce(a, summed, op=MPI.SUM), comm.Isend(token, right, tag=5),
+            comm.Ibcast(bb, root=0), comm.Irecv(got, left, tag=5),
+            comm.Iscan(a, scanned, op=MPI.SUM), comm.Iallgather(mine, gathered)]
+MPI.Request.Waitall(requests)
+check(np.array_equal(summed, np.sum(everyone, axis=0)), "Iallreduce SUM float64")
+check(np.array_equal(bb, inputs(3, 777, np.int64)), "Ibcast int64")
+check(np.array_equal(scanned, np.sum(everyone[:rank + 1], axis=0)), "Iscan SUM float64")
+check(np.array_equal(gathered, np.array([inputs(r, 100, np.float32) for r in range(p)])),
+      "Iallgather float32")
+check(got[0] == left, "Irecv beside the nonblocking collectives")
+
+recv = np.empty_like(send)
+r = comm.Ialltoall(send, recv)
+while not r.Test():
+    pass
+check(np.array_equal(recv, want), "Ialltoall int32, completed by Test")
+
+ints = inputs(rank, 333, np.int32)
+at_root = np.empty((p, 333), np.int32) if rank == root else None
+pending = [comm.Igather(ints, at_root, root=root), comm.Iallreduce(MPI.IN_PLACE, ints, op=MPI.MAX)]
+while MPI.Request.Waitany(pending) != MPI.UNDEFINED:
+    pass
+if rank == root:
+    check(np.array_equal(at_root, np.array([inputs(r, 333, np.int32) for r in range(p)])),
+          "Igather int32")
+check(np.array_equal(ints, np.max([inputs(r, 333, np.int32) for r in range(p)], axis=0)),
+      "Iallreduce MAX int32 in place, completed by Waitany")
 
 total = comm.allreduce(len(failures))
 if rank == 0:

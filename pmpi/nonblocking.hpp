@@ -1,0 +1,107 @@
+#pragma once
+// The nonblocking functions (MPI_Ibcast, MPI_Iallreduce, ...): a served call
+// starts topocoll's nonblocking collective (topocoll::ibroadcast, ...) and
+// returns an MPI generalized request (MPI_Grequest_start) that completes
+// with it. Every MPI completion function then works on it as on any request,
+// in arrays mixed with native ones: MPI_Wait, MPI_Test, their -all, -any and
+// -some forms, MPI_Request_get_status, MPI_Request_free, in C and Fortran.
+//
+// Progress: the adapter registers a callback with Open MPI's progress engine
+// (opal_progress_register, as Open MPI's own nonblocking collectives do), so
+// the started collectives advance inside every MPI call that progresses
+// Open MPI's requests: the completion functions, blocking point-to-point and
+// collective calls, MPI_Iprobe, ... Each pass resumes each communicator's
+// oldest collective until it would wait again. Under an MPI without that
+// hook the nonblocking functions fall back (reason no_progress). See
+// doc/pmpi.md, "Nonblocking collectives".
+
+#include <mpi.h>
+
+#include <functional>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "entry.hpp"
+#include "runs.hpp"
+
+namespace topocoll::pmpi {
+
+// Whether the progress callback is registered (at MPI_Init).
+bool progress_hooked();
+// Registers it / takes it back and completes every started call (MPI_Finalize).
+void hook_progress();
+void unhook_progress();
+// Completes the calls started on comm (before its transport goes).
+void complete_started_on(MPI_Comm comm);
+
+// What a started call holds until its collective completes.
+struct started_record {
+  struct held_base {
+    virtual ~held_base() = default;
+  };
+  template <class T>
+  struct held final : held_base {
+    explicit held(T&& v) : value(std::move(v)) {}
+    T value;
+  };
+
+  function f;
+  MPI_Comm comm;
+  place at;
+  // The byte images and count arrays the collective reads and writes; the
+  // request goes first (members are destroyed last to first).
+  std::vector<std::unique_ptr<held_base>> kept;
+  topocoll::request request;
+  std::function<void()> then;  // after the collective: store the images
+  MPI_Request greq = MPI_REQUEST_NULL;
+  int code = MPI_SUCCESS;  // the collective's error, at completion
+};
+
+// A nonblocking function's run: the collective started.
+class started_call {
+ public:
+  started_call(function fn, MPI_Comm comm);
+
+  const function f;
+
+  // Moves local to the record; a byte image or block list takes a datatype of
+  // its own there (hold_type), which it unpacks with at completion.
+  template <class T>
+  T& keep(T& local) {
+    local.hold_type();
+    auto h = std::make_unique<started_record::held<T>>(std::move(local));
+    T& value = h->value;
+    record_->kept.push_back(std::move(h));
+    return value;
+  }
+  template <class Call, class Topo, class... A>
+  void go(A&&... a) {
+    record_->request = Call::template start<Topo>(std::forward<A>(a)...);
+  }
+  template <class Then>
+  void then(Then&& step) {
+    record_->then = std::forward<Then>(step);
+  }
+
+  // The generalized request that completes with the collective; the first
+  // messages leave now.
+  MPI_Request launch();
+
+ private:
+  std::unique_ptr<started_record> record_;
+};
+
+// Serves a nonblocking call of f: serve(run) on a started_call, whose
+// request goes to *request. Returns why it is not served.
+template <class Serve>
+reason start(function f, MPI_Comm comm, MPI_Request* request, Serve&& serve) {
+  if (request == nullptr) return reason::null_or_invalid;
+  if (!progress_hooked()) return reason::no_progress;
+  started_call run(f, comm);
+  const reason why = serve(run);
+  if (why == reason::none) *request = run.launch();
+  return why;
+}
+
+}  // namespace topocoll::pmpi
