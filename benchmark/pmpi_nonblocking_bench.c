@@ -3,7 +3,8 @@
  * the same run, alternating.
  *
  * latency (default): OSU-style, a loop of back-to-back MPI_I* + MPI_Wait,
- *   8 B to --max-bytes (1 MiB); one line per function and size: the median
+ *   8 B to --max-bytes (1 MiB: powers of 8, and 64 KiB and 1 MiB); one line
+ *   per function and size: the median
  *   over repetitions of the slowest rank's time per call, both sides, ratio.
  * overlap: osu_iallreduce's method at --bytes (1 MiB): t_comm, the time of
  *   MPI_Iallreduce + MPI_Wait; then MPI_Iallreduce, computation of t_comm
@@ -104,7 +105,10 @@ static void latency(int rank, long max_bytes, const char* only, double* in, doub
     printf("%-26s %10s %12s %12s %7s\n", "function", "bytes", "native_us", "topocoll_us", "ratio");
   for (int f = 0; f < FN_COUNT; ++f) {
     if (only && strcmp(only, names[f]) != 0) continue;
-    for (long bytes = 8; bytes <= max_bytes; bytes *= 8) {
+    /* powers of 8 from 8 B, and 64 KiB and 1 MiB, where the targets change */
+    static const long sizes[] = {8, 64, 512, 4096, 32768, 65536, 262144, 1048576};
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes && sizes[s] <= max_bytes; ++s) {
+      const long bytes = sizes[s];
       const int n = (int)(bytes / 8);
       const int iters = bytes <= 8192 ? 100 : bytes <= 65536 ? 20 : 4, reps = 21;
       double t[2][21];
