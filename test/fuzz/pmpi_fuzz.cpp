@@ -6,7 +6,9 @@
 // call's error class; the two runs must print the same lines.
 //
 // A case draws the call (MPI_Bcast, Scatter, Gather, Allgather, Alltoall,
-// Reduce, Allreduce), the communicator (world, a dup, a split), the root,
+// Reduce, Allreduce) and its form (blocking, or the nonblocking MPI_I* with
+// the datatypes freed before MPI_Wait, which MPI allows), the communicator
+// (world, a dup, a split), the root,
 // the count (0 included), the send and receive datatypes (derived ones from
 // contiguous, vector, indexed with permuted or gapped typemaps, struct and
 // resized constructors, or MPI_INT with the same signature), and
@@ -32,19 +34,18 @@ const std::vector<std::string> calls = {"bcast",    "scatter", "gather",   "allg
 const std::vector<std::string> types = {"int",         "contig3", "vector", "indexed_swap",
                                         "indexed_gap", "struct",  "resized"};
 const std::vector<std::string> comms = {"world", "dup", "split"};
+const std::vector<std::string> forms = {"blocking", "nonblocking"};
 
 struct params {
-  std::string call = "bcast", comm = "world", send = "int", recv = "int", place = "no";
+  std::string call = "bcast", form = "blocking", comm = "world", send = "int", recv = "int",
+              place = "no";
   int root = 0, count = 1;
   std::uint64_t salt = 0;
 };
 
 std::map<std::string, std::string*> words_of(params& q) {
-  return {{"call", &q.call},
-          {"comm", &q.comm},
-          {"send", &q.send},
-          {"recv", &q.recv},
-          {"in_place", &q.place}};
+  return {{"call", &q.call}, {"form", &q.form}, {"comm", &q.comm},
+          {"send", &q.send}, {"recv", &q.recv}, {"in_place", &q.place}};
 }
 
 std::string line_of(params q) {
@@ -83,6 +84,7 @@ const std::string& pick(const std::vector<std::string>& v, E& e) {
 params draw(std::mt19937_64& e) {
   params q;
   q.call = pick(calls, e);
+  q.form = pick(forms, e);
   q.comm = pick(comms, e);
   q.root = static_cast<int>(e() % 8);  // taken modulo the communicator's size
   q.count = e() % 5 == 0 ? 0 : static_cast<int>(1 + e() % 6);
@@ -152,25 +154,42 @@ std::size_t span_of(MPI_Datatype t, int n) {
   return static_cast<std::size_t>(lb + extent * n) + 16;
 }
 
-// The call of case q on comm c; returns the error code.
+// The call of case q on comm c; returns the error code. The nonblocking
+// form starts it (its request in *req).
 int call(const params& q, MPI_Comm c, MPI_Datatype st, int sn, MPI_Datatype rt, int rn, buffers& b,
-         int root) {
+         int root, MPI_Request* req) {
   int r = 0;
   MPI_Comm_rank(c, &r);
   void* s = b.send.data();
   void* d = b.recv.data();
-  const bool place = q.place == "yes";
-  if (q.call == "bcast")
-    return MPI_Bcast(r == root ? s : d, r == root ? sn : rn, r == root ? st : rt, root, c);
-  if (q.call == "scatter")
-    return MPI_Scatter(s, sn, st, place && r == root ? MPI_IN_PLACE : d, rn, rt, root, c);
+  const bool place = q.place == "yes", now = q.form == "blocking";
+  const void* in = place ? MPI_IN_PLACE : s;
+  const void* root_in = place && r == root ? MPI_IN_PLACE : s;
+  if (q.call == "bcast") {
+    void* buf = r == root ? s : d;
+    const int n = r == root ? sn : rn;
+    const MPI_Datatype t = r == root ? st : rt;
+    return now ? MPI_Bcast(buf, n, t, root, c) : MPI_Ibcast(buf, n, t, root, c, req);
+  }
+  if (q.call == "scatter") {
+    void* out = place && r == root ? MPI_IN_PLACE : d;
+    return now ? MPI_Scatter(s, sn, st, out, rn, rt, root, c)
+               : MPI_Iscatter(s, sn, st, out, rn, rt, root, c, req);
+  }
   if (q.call == "gather")
-    return MPI_Gather(place && r == root ? MPI_IN_PLACE : s, sn, st, d, rn, rt, root, c);
-  if (q.call == "allgather") return MPI_Allgather(place ? MPI_IN_PLACE : s, sn, st, d, rn, rt, c);
-  if (q.call == "alltoall") return MPI_Alltoall(s, sn, st, d, rn, rt, c);
+    return now ? MPI_Gather(root_in, sn, st, d, rn, rt, root, c)
+               : MPI_Igather(root_in, sn, st, d, rn, rt, root, c, req);
+  if (q.call == "allgather")
+    return now ? MPI_Allgather(in, sn, st, d, rn, rt, c)
+               : MPI_Iallgather(in, sn, st, d, rn, rt, c, req);
+  if (q.call == "alltoall")
+    return now ? MPI_Alltoall(s, sn, st, d, rn, rt, c)
+               : MPI_Ialltoall(s, sn, st, d, rn, rt, c, req);
   if (q.call == "reduce")
-    return MPI_Reduce(place && r == root ? MPI_IN_PLACE : s, d, q.count, MPI_INT, MPI_SUM, root, c);
-  return MPI_Allreduce(place ? MPI_IN_PLACE : s, d, q.count, MPI_INT, MPI_SUM, c);
+    return now ? MPI_Reduce(root_in, d, q.count, MPI_INT, MPI_SUM, root, c)
+               : MPI_Ireduce(root_in, d, q.count, MPI_INT, MPI_SUM, root, c, req);
+  return now ? MPI_Allreduce(in, d, q.count, MPI_INT, MPI_SUM, c)
+             : MPI_Iallreduce(in, d, q.count, MPI_INT, MPI_SUM, c, req);
 }
 
 // Runs case q; writes this rank's line to out.
@@ -195,13 +214,15 @@ void one_case(std::FILE* out, const std::string& id, const params& q) {
     b.recv[i] = static_cast<unsigned char>(0xe0 + i % 16);
   if (q.place == "yes")  // in place: the input is in the receive buffer
     for (std::size_t i = 0; i < b.recv.size() && i < b.send.size(); ++i) b.recv[i] = b.send[i];
-  const int rc = call(q, c, st, sn, rt, rn, b, root);
+  MPI_Request req = MPI_REQUEST_NULL;
+  int rc = call(q, c, st, sn, rt, rn, b, root, &req);
+  if (st != MPI_INT) MPI_Type_free(&st);
+  if (rt != MPI_INT) MPI_Type_free(&rt);
+  if (rc == MPI_SUCCESS && req != MPI_REQUEST_NULL) rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
   int cls = 0;
   if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
   std::fprintf(out, "case %s: %016llx class %d\n", id.c_str(),
                static_cast<unsigned long long>(fnv(b.recv)), cls);
-  if (st != MPI_INT) MPI_Type_free(&st);
-  if (rt != MPI_INT) MPI_Type_free(&rt);
   if (c != MPI_COMM_WORLD) MPI_Comm_free(const_cast<MPI_Comm*>(&c));
 }
 
