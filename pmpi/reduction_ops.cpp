@@ -351,9 +351,19 @@ reduction_plan plan_user(MPI_Datatype dt, const user_op& u) {
 }  // namespace
 
 reduction_plan plan_reduction(MPI_Datatype dt, MPI_Op op) {
+  // The last plan of a predefined datatype and operation: both handles are
+  // the MPI library's constants, never freed or reused, so the plan holds.
+  thread_local MPI_Datatype last_dt = MPI_DATATYPE_NULL;
+  thread_local MPI_Op last_op = MPI_OP_NULL;
+  thread_local reduction_plan last;
+  if (dt == last_dt && op == last_op) return last;
   const char* name = nullptr;
   const op_kind k = kind_of(op, &name);
-  if (k != op_kind::none) return plan_predefined(dt, k, name);
+  if (k != op_kind::none) {
+    reduction_plan plan = plan_predefined(dt, k, name);
+    if (plan.run && find_scalar(dt) != nullptr) last_dt = dt, last_op = op, last = plan;
+    return plan;
+  }
   std::optional<user_op> u;
   {
     std::shared_lock lock(user_ops_mutex);
