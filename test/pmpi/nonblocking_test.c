@@ -7,12 +7,14 @@
  * count 0, every root. Each request is completed by one of the native
  * completion functions in turn (MPI_Wait, MPI_Test, MPI_Waitall,
  * MPI_Waitany, MPI_Waitsome, MPI_Testall, MPI_Testany, MPI_Testsome,
- * MPI_Request_get_status), alone and in arrays with point-to-point requests
- * and MPI_REQUEST_NULL, and its status is compared with a native collective
+ * MPI_Request_get_status), alone and in arrays with point-to-point and file
+ * requests and MPI_REQUEST_NULL, and its status is compared with a native collective
  * request's. Then several collectives outstanding at once on two
  * communicators, completed out of order; progress while the program waits,
  * exchanges messages or computes; MPI_Request_free; and a datatype freed
  * before the wait. */
+#include <unistd.h>
+
 #include "pmpi_check.h"
 
 enum fn {
@@ -427,13 +429,19 @@ static void every_function(void) {
   }
 }
 
-/* Point-to-point requests, MPI_REQUEST_NULL and collectives on two
- * communicators in one array, completed by each method. */
+/* Point-to-point requests, a file write, MPI_REQUEST_NULL and collectives on
+ * two communicators in one array, completed by each method. */
 static void mixed_arrays(MPI_Comm dup) {
   int p, rank;
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const int right = (rank + 1) % p, left = (rank + p - 1) % p;
+  /* a file of this rank's, for a file request in the arrays */
+  char path[256];
+  snprintf(path, sizeof path, "%s/pmpi_nonblocking_test.%ld.%d", P_tmpdir, (long)getpid(), rank);
+  MPI_File file;
+  MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_DELETE_ON_CLOSE,
+                MPI_INFO_NULL, &file);
   for (int how = 0; how < HOWS; ++how) {
     char what[160];
     snprintf(what, sizeof what, "a mixed array completed by %s (rank %d of %d)", how_names[how],
@@ -448,15 +456,16 @@ static void mixed_arrays(MPI_Comm dup) {
     issue(&bc, NULL);
     issue(&ga, NULL);
     /* the tags differ by sender: this rank sends one and receives another */
-    MPI_Request reqs[6];
+    MPI_Request reqs[7];
     MPI_Isend(out, 5, MPI_INT, right, 1000 * (how + 1) + rank, MPI_COMM_WORLD, &reqs[0]);
     MPI_Irecv(in, 5, MPI_INT, left, 1000 * (how + 1) + left, MPI_COMM_WORLD, &reqs[1]);
     reqs[2] = MPI_REQUEST_NULL;
     issue(&ar, &reqs[3]);
     issue(&bc, &reqs[4]);
     issue(&ga, &reqs[5]);
-    MPI_Status sts[6];
-    complete_all(6, reqs, how, sts, what);
+    MPI_File_iwrite_at(file, (MPI_Offset)(how * sizeof out), out, 5, MPI_INT, &reqs[6]);
+    MPI_Status sts[7];
+    complete_all(7, reqs, how, sts, what);
     for (int i = 0; i < 5; ++i)
       CHECK(in[i] == left * 1000 + how * 10 + i, "%s: received %d at %d", what, in[i], i);
     int n = -1;
@@ -464,6 +473,8 @@ static void mixed_arrays(MPI_Comm dup) {
     CHECK(sts[1].MPI_SOURCE == left && sts[1].MPI_TAG == 1000 * (how + 1) + left && n == 5,
           "%s: the receive's status has source %d, tag %d, count %d", what, sts[1].MPI_SOURCE,
           sts[1].MPI_TAG, n);
+    MPI_Get_count(&sts[6], MPI_INT, &n);
+    CHECK(n == 5, "%s: the file write's status has count %d", what, n);
     same_status(&sts[3], how, ar.what);
     same_status(&sts[4], how, bc.what);
     same_status(&sts[5], how, ga.what);
@@ -471,6 +482,7 @@ static void mixed_arrays(MPI_Comm dup) {
     verify(&bc);
     verify(&ga);
   }
+  MPI_File_close(&file);
 }
 
 /* Six collectives on MPI_COMM_WORLD and two on a duplicate outstanding at
