@@ -12,36 +12,67 @@ static void add_strided(void* in, void* inout, int* len, MPI_Datatype* dt) {
     for (int i = 0; i < 8; i += 2) ((int*)inout)[8 * k + i] += ((int*)in)[8 * k + i];
 }
 
-static void non_contiguous_reduction(void) {
-  int p;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  MPI_Datatype every_other;
-  MPI_Type_vector(4, 1, 2, MPI_INT, &every_other);
-  MPI_Type_commit(&every_other);
-  int in[8], out[8] = {0};
-  for (int i = 0; i < 8; ++i) in[i] = i + 1;
+/* One item of vector(4, 1, 2, MPI_INT) summed by add_strided: the
+ * datatype, the operation, and the buffers. */
+struct strided {
+  MPI_Datatype type;
   MPI_Op add;
-  MPI_Op_create(add_strided, 1, &add);
-  MPI_Allreduce(in, out, 1, every_other, add, MPI_COMM_WORLD);
-  MPI_Op_free(&add);
-  for (int i = 0; i < 8; ++i)
-    CHECK(out[i] == (i % 2 == 0 ? p * (i + 1) : 0), "vector allreduce out[%d] = %d", i, out[i]);
-  MPI_Type_free(&every_other);
+  int in[8], out[8];
+};
+
+static void strided_begin(struct strided* s) {
+  MPI_Type_vector(4, 1, 2, MPI_INT, &s->type);
+  MPI_Type_commit(&s->type);
+  MPI_Op_create(add_strided, 1, &s->add);
+  for (int i = 0; i < 8; ++i) s->in[i] = i + 1, s->out[i] = 0;
 }
 
-static void uneven_reduce_scatter(void) {
+static void strided_end(struct strided* s, const char* what) {
+  int p;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  for (int i = 0; i < 8; ++i)
+    CHECK(s->out[i] == (i % 2 == 0 ? p * (i + 1) : 0), "%s out[%d] = %d", what, i, s->out[i]);
+  MPI_Op_free(&s->add);
+  MPI_Type_free(&s->type);
+}
+
+/* MPI_Reduce_scatter with recvcounts 1, 2, ..., p of the sums of 0, 1, ...:
+ * the counts, the input and the output. */
+struct uneven {
+  int counts[64], out[64];
+  int* in;
+};
+
+static void uneven_begin(struct uneven* u) {
+  int p;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  int total = 0;
+  for (int j = 0; j < p; ++j) total += u->counts[j] = j + 1;
+  u->in = malloc(sizeof(int) * (size_t)total);
+  for (int i = 0; i < total; ++i) u->in[i] = i;
+}
+
+static void uneven_end(struct uneven* u, const char* what) {
   int p, rank;
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  int counts[64], total = 0;
-  for (int j = 0; j < p; ++j) total += counts[j] = j + 1;
-  int* in = malloc(sizeof(int) * (size_t)total);
-  int out[64];
-  for (int i = 0; i < total; ++i) in[i] = i;
-  MPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   const int first = rank * (rank + 1) / 2;
-  for (int i = 0; i <= rank; ++i) CHECK(out[i] == p * (first + i), "reduce_scatter out[%d]", i);
-  free(in);
+  for (int i = 0; i <= rank; ++i) CHECK(u->out[i] == p * (first + i), "%s out[%d]", what, i);
+  free(u->in);
+}
+
+static void non_contiguous_reduction(void) {
+  struct strided s;
+  strided_begin(&s);
+  MPI_Allreduce(s.in, s.out, 1, s.type, s.add, MPI_COMM_WORLD);
+  strided_end(&s, "vector allreduce");
+}
+
+static void uneven_reduce_scatter(void) {
+  struct uneven u;
+  uneven_begin(&u);
+  MPI_Reduce_scatter(u.in, u.out, u.counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  uneven_end(&u, "reduce_scatter");
 }
 
 static void inter_communicator(void) {
@@ -69,35 +100,21 @@ static void inter_communicator(void) {
  * collectives), an MPI_Iallreduce of ints between them is served; one
  * MPI_Waitall completes the three on the same communicator. */
 static void nonblocking_beside_native(void) {
-  int p, rank;
+  int p;
   MPI_Comm_size(MPI_COMM_WORLD, &p);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  int counts[64], total = 0;
-  for (int j = 0; j < p; ++j) total += counts[j] = j + 1;
-  int* in = malloc(sizeof(int) * (size_t)total);
-  int out[64];
-  for (int i = 0; i < total; ++i) in[i] = i;
-  MPI_Datatype every_other;
-  MPI_Type_vector(4, 1, 2, MPI_INT, &every_other);
-  MPI_Type_commit(&every_other);
-  MPI_Op add;
-  MPI_Op_create(add_strided, 1, &add);
-  int v_in[8], v_out[8] = {0}, one = 1, n = 0;
-  for (int i = 0; i < 8; ++i) v_in[i] = i + 1;
+  struct uneven u;
+  struct strided s;
+  uneven_begin(&u);
+  strided_begin(&s);
+  int one = 1, n = 0;
   MPI_Request r[3];
-  MPI_Ireduce_scatter(in, out, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[0]);
+  MPI_Ireduce_scatter(u.in, u.out, u.counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[0]);
   MPI_Iallreduce(&one, &n, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[1]);
-  MPI_Iallreduce(v_in, v_out, 1, every_other, add, MPI_COMM_WORLD, &r[2]);
+  MPI_Iallreduce(s.in, s.out, 1, s.type, s.add, MPI_COMM_WORLD, &r[2]);
   MPI_Waitall(3, r, MPI_STATUSES_IGNORE);
-  const int first = rank * (rank + 1) / 2;
-  for (int i = 0; i <= rank; ++i) CHECK(out[i] == p * (first + i), "ireduce_scatter out[%d]", i);
+  uneven_end(&u, "ireduce_scatter");
   CHECK(n == p, "iallreduce between fallbacks gives %d, want %d", n, p);
-  for (int i = 0; i < 8; ++i)
-    CHECK(v_out[i] == (i % 2 == 0 ? p * (i + 1) : 0), "vector iallreduce out[%d] = %d", i,
-          v_out[i]);
-  MPI_Op_free(&add);
-  MPI_Type_free(&every_other);
-  free(in);
+  strided_end(&s, "vector iallreduce");
 }
 
 int main(int argc, char** argv) {
