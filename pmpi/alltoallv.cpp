@@ -135,10 +135,9 @@ extern "C" {
 int MPI_Alltoallv(const void* sbuf, const int* scounts, const int* sdispls, MPI_Datatype stype,
                   void* rbuf, const int* rcounts, const int* rdispls, MPI_Datatype rtype,
                   MPI_Comm comm) {
-  run_now run{function::alltoallv};
-  return intercept(
-      run.f, comm,
-      [&] {
+  return intercept_blocking(
+      function::alltoallv, comm,
+      [&](auto& run) {
         return serve_alltoallv(
             run, {sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm});
       },

@@ -32,6 +32,7 @@ void begin() {
   }
   start_transports();
   hook_progress();
+  start_progress_thread();
 }
 }  // namespace
 

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "adapter.hpp"
+#include "progress_thread.hpp"
 #include "selection.hpp"
 #include "stats.hpp"
 #include "transport.hpp"
@@ -50,8 +51,51 @@ class nesting {
   static thread_local int depth_;
 };
 
+// What deciding a call came to: served, not served (why), or failed as it
+// started (the error reported, its code).
+struct outcome {
+  reason why = reason::none;
+  bool failed = false;
+  int code = MPI_SUCCESS;
+};
+
+template <class Serve>
+outcome decided(function f, MPI_Comm comm, Serve& serve) {
+  outcome o{common_reason(comm)};
+  if (o.why != reason::none) return o;
+  const nesting scope;
+  try {
+    o.why = serve();
+  } catch (...) {
+    o = {reason::none, true, reported(f, comm)};
+  }
+  return o;
+}
+
+// TOPOCOLL_PMPI_PROGRESS=thread: the progress thread decides and serves;
+// a call not served goes to MPI here, on the caller's thread. Out of line,
+// cold, and given copies of the closures (they hold references), so that
+// the calls served here keep theirs in registers.
 template <class Serve, class Native>
-int intercept(function f, MPI_Comm comm, Serve&& serve, Native&& native) {
+[[gnu::noinline, gnu::cold]] int intercept_handed(function f, MPI_Comm comm, Serve serve,
+                                                  Native native) {
+  stats::handed_over();
+  const outcome o = handed_over([&] { return decided(f, comm, serve); });
+  if (o.failed) {
+    PMPI_Comm_call_errhandler(comm, o.code);
+    return o.code;
+  }
+  if (o.why == reason::none) {
+    stats::served(f);
+    return MPI_SUCCESS;
+  }
+  stats::fell_back(f, o.why);
+  return native();
+}
+
+// The call decided and served on this thread.
+template <class Serve, class Native>
+int intercept_here(function f, MPI_Comm comm, Serve&& serve, Native&& native) {
   // A call made while one is served is the adapter's own (mpi::Comm's
   // settings check when it is built) or a user operation's: not the
   // application's, so neither served nor counted.
@@ -71,6 +115,13 @@ int intercept(function f, MPI_Comm comm, Serve&& serve, Native&& native) {
   }
   stats::fell_back(f, why);
   return native();
+}
+
+template <class Serve, class Native>
+int intercept(function f, MPI_Comm comm, Serve&& serve, Native&& native) {
+  if (hands_over() && !nesting::active()) [[unlikely]]
+    return intercept_handed(f, comm, serve, native);
+  return intercept_here(f, comm, serve, native);
 }
 
 // The communicator's size and this process's rank in it.

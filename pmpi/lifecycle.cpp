@@ -5,6 +5,7 @@
 
 #include "entry.hpp"
 #include "nonblocking.hpp"
+#include "progress_thread.hpp"
 #include "reduction_ops.hpp"
 
 namespace topocoll::pmpi {
@@ -58,20 +59,26 @@ using namespace topocoll::pmpi;
 
 extern "C" {
 
+// Under TOPOCOLL_PMPI_PROGRESS=thread both ask MPI for MPI_THREAD_MULTIPLE
+// (progress_thread.hpp).
 int MPI_Init(int* argc, char*** argv) {
-  const int rc = PMPI_Init(argc, argv);
+  const int level = thread_level_for(MPI_THREAD_SINGLE);
+  int provided = MPI_THREAD_SINGLE;
+  const int rc = level == MPI_THREAD_SINGLE ? PMPI_Init(argc, argv)
+                                            : PMPI_Init_thread(argc, argv, level, &provided);
   if (rc == MPI_SUCCESS) ensure_started();
   return rc;
 }
 
 int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  const int rc = PMPI_Init_thread(argc, argv, thread_level_for(required), provided);
   if (rc == MPI_SUCCESS) ensure_started();
   return rc;
 }
 
 int MPI_Finalize(void) {
-  unhook_progress();  // after the started calls have completed
+  stop_progress_thread();  // after the started calls have completed
+  unhook_progress();       // the same, where no thread runs them
   stats::report();
   stop_transports();
   return PMPI_Finalize();

@@ -173,9 +173,9 @@ using namespace topocoll::pmpi;
 extern "C" {
 
 int MPI_Bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
-  run_now run{function::bcast};
-  return intercept(
-      run.f, comm, [&] { return serve_bcast(run, buf, count, dt, root, comm); },
+  return intercept_blocking(
+      function::bcast, comm,
+      [&](auto& run) { return serve_bcast(run, buf, count, dt, root, comm); },
       [&] { return PMPI_Bcast(buf, count, dt, root, comm); });
 }
 
@@ -189,10 +189,9 @@ int MPI_Ibcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, M
 
 int MPI_Allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
                   MPI_Datatype rtype, MPI_Comm comm) {
-  run_now run{function::allgather};
-  return intercept(
-      run.f, comm,
-      [&] {
+  return intercept_blocking(
+      function::allgather, comm,
+      [&](auto& run) {
         return serve_allgather(run, {sbuf, scount, stype, rbuf, rcount, rtype, comm});
       },
       [&] { return PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm); });
@@ -211,10 +210,9 @@ int MPI_Iallgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf,
 
 int MPI_Gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
                MPI_Datatype rtype, int root, MPI_Comm comm) {
-  run_now run{function::gather};
-  return intercept(
-      run.f, comm,
-      [&] {
+  return intercept_blocking(
+      function::gather, comm,
+      [&](auto& run) {
         return serve_gather(run, {sbuf, scount, stype, rbuf, rcount, rtype, comm}, root);
       },
       [&] { return PMPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm); });
@@ -233,10 +231,9 @@ int MPI_Igather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, in
 
 int MPI_Scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
                 MPI_Datatype rtype, int root, MPI_Comm comm) {
-  run_now run{function::scatter};
-  return intercept(
-      run.f, comm,
-      [&] {
+  return intercept_blocking(
+      function::scatter, comm,
+      [&](auto& run) {
         return serve_scatter(run, {sbuf, scount, stype, rbuf, rcount, rtype, comm}, root);
       },
       [&] { return PMPI_Scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm); });
@@ -255,10 +252,9 @@ int MPI_Iscatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, i
 
 int MPI_Alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
                  MPI_Datatype rtype, MPI_Comm comm) {
-  run_now run{function::alltoall};
-  return intercept(
-      run.f, comm,
-      [&] {
+  return intercept_blocking(
+      function::alltoall, comm,
+      [&](auto& run) {
         return serve_alltoall(run, {sbuf, scount, stype, rbuf, rcount, rtype, comm});
       },
       [&] { return PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm); });

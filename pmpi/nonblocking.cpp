@@ -1,5 +1,7 @@
 #include "nonblocking.hpp"
 
+#include "progress_thread.hpp"
+
 #include <dlfcn.h>
 #include <sched.h>
 
@@ -34,9 +36,11 @@ int query(void* state, MPI_Status* status) {
   return static_cast<started_record*>(state)->code;
 }
 
-// MPI is done with the request (completed and waited for, tested or freed).
+// MPI is done with the request (completed and waited for, tested or freed):
+// the record goes, on the thread that ran its collective.
 int release(void* state) {
-  delete static_cast<started_record*>(state);
+  constexpr auto dispose = [](void* r) { delete static_cast<started_record*>(r); };
+  if (!hands_over() || !disposed_on_progress_thread(dispose, state)) dispose(state);
   return MPI_SUCCESS;
 }
 
@@ -67,7 +71,11 @@ bool finished(started_record& r) {
 // Nothing while a collective runs on this thread (the pass would be inside
 // it) or a pass is on (a collective's own MPI calls progress Open MPI).
 int progress() {
-  if (pending.empty() || polling || detail::started_collective_running()) return 0;
+  if (pending.empty()) {
+    if (progress_thread_polling()) ::sched_yield();  // MPI_Wait for the thread's collective
+    return 0;
+  }
+  if (polling || detail::started_collective_running()) return 0;
   polling = true;
   const nesting scope;  // a user operation's MPI calls go to MPI
   int events = 0;
@@ -79,7 +87,13 @@ int progress() {
     }
     pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
     ++events;
-    PMPI_Grequest_complete(r->greq);  // may release r (a request freed before completion)
+    if (blocking_wait* w = r->waiter) {
+      w->code = r->code;
+      delete r;
+      mark_done(w->done);
+    } else {
+      PMPI_Grequest_complete(r->greq);  // may release r (a request freed before completion)
+    }
   }
   polling = false;
   return events;
@@ -113,6 +127,14 @@ void unhook_progress() {
   hooked = false;
 }
 
+bool started_pending() {
+  return !pending.empty();
+}
+
+int progress_pass() {
+  return progress();
+}
+
 void complete_started_on(MPI_Comm comm) {
   complete_where([comm](const started_record* r) { return r->comm == comm; });
 }
@@ -130,6 +152,13 @@ MPI_Request started_call::launch() {
   pending.push_back(record_.release());
   progress();
   return request;
+}
+
+void started_call::launch(blocking_wait& w) {
+  w.started = true;
+  record_->waiter = &w;
+  pending.push_back(record_.release());
+  progress();
 }
 
 }  // namespace topocoll::pmpi

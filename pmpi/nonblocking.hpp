@@ -17,12 +17,14 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
 
 #include "entry.hpp"
+#include "progress_thread.hpp"
 #include "runs.hpp"
 
 namespace topocoll::pmpi {
@@ -34,6 +36,18 @@ void hook_progress();
 void unhook_progress();
 // Completes the calls started on comm (before its transport goes).
 void complete_started_on(MPI_Comm comm);
+// The calling thread's started calls: whether any has not finished, and one
+// progress pass over them (the callback's), returning how many finished.
+bool started_pending();
+int progress_pass();
+
+// A blocking call whose collective the progress thread runs (intercept_blocking):
+// what its caller waits on instead of a request.
+struct blocking_wait {
+  std::atomic<bool> done{false};
+  bool started = false;
+  int code = MPI_SUCCESS;  // the collective's error
+};
 
 // What a started call holds until its collective completes.
 struct started_record {
@@ -55,7 +69,8 @@ struct started_record {
   topocoll::request request;
   std::function<void()> then;  // after the collective: store the images
   MPI_Request greq = MPI_REQUEST_NULL;
-  int code = MPI_SUCCESS;  // the collective's error, at completion
+  blocking_wait* waiter = nullptr;  // instead of greq, for a blocking call
+  int code = MPI_SUCCESS;           // the collective's error, at completion
 };
 
 // A nonblocking function's run: the collective started.
@@ -87,6 +102,8 @@ class started_call {
   // The generalized request that completes with the collective; the first
   // messages leave now.
   MPI_Request launch();
+  // The same for a blocking call: w is marked done instead.
+  void launch(blocking_wait& w);
 
  private:
   std::unique_ptr<started_record> record_;
@@ -95,13 +112,47 @@ class started_call {
 // Serves a nonblocking call of f: serve(run) on a started_call, whose
 // request goes to *request. Returns why it is not served.
 template <class Serve>
-reason start(function f, MPI_Comm comm, MPI_Request* request, Serve&& serve) {
+[[gnu::always_inline]] inline reason start(function f, MPI_Comm comm, MPI_Request* request,
+                                           Serve&& serve) {
   if (request == nullptr) return reason::null_or_invalid;
   if (!progress_hooked()) return reason::no_progress;
   started_call run(f, comm);
   const reason why = serve(run);
   if (why == reason::none) *request = run.launch();
   return why;
+}
+
+// A blocking function's call: serve(run) on a run_now, the collective at
+// once; or, where calls are handed to the progress thread, on a
+// started_call there, whose collective the caller then waits for. So the
+// progress thread never blocks in a collective: the collectives that other
+// threads of the program start or wait for meanwhile keep moving.
+template <class Serve, class Native>
+[[gnu::noinline, gnu::cold]] int intercept_blocking_handed(function f, MPI_Comm comm, Serve serve,
+                                                           Native native) {
+  blocking_wait w;
+  const int rc = intercept(
+      f, comm,
+      [&] {
+        started_call run(f, comm);
+        const reason why = serve(run);
+        if (why == reason::none) run.launch(w);
+        return why;
+      },
+      native);
+  if (!w.started) return rc;
+  wait_done(w.done);
+  if (w.code != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, w.code);
+  return w.code;
+}
+
+template <class Serve, class Native>
+int intercept_blocking(function f, MPI_Comm comm, Serve&& serve, Native&& native) {
+  if (hands_over() && !nesting::active()) [[unlikely]]
+    return intercept_blocking_handed(f, comm, serve, native);
+  run_now run{f};
+  return intercept_here(
+      f, comm, [&] { return serve(run); }, native);
 }
 
 }  // namespace topocoll::pmpi

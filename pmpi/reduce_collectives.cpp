@@ -36,10 +36,9 @@ extern "C" {
 
 int MPI_Reduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
                MPI_Comm comm) {
-  run_now run{function::reduce};
-  return intercept(
-      run.f, comm,
-      [&] {
+  return intercept_blocking(
+      function::reduce, comm,
+      [&](auto& run) {
         return serve_reduce(run, {sbuf, rbuf, count, dt, op, comm}, root);
       },
       [&] { return PMPI_Reduce(sbuf, rbuf, count, dt, op, root, comm); });
@@ -58,10 +57,9 @@ int MPI_Ireduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op
 
 int MPI_Allreduce(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op,
                   MPI_Comm comm) {
-  run_now run{function::allreduce};
-  return intercept(
-      run.f, comm,
-      [&] {
+  return intercept_blocking(
+      function::allreduce, comm,
+      [&](auto& run) {
         return serve_elementwise<all_reduce_call>(run, {sbuf, rbuf, count, dt, op, comm});
       },
       [&] { return PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm); });

@@ -43,10 +43,9 @@ extern "C" {
 
 int MPI_Reduce_scatter_block(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op,
                              MPI_Comm comm) {
-  run_now run{function::reduce_scatter_block};
-  return intercept(
-      run.f, comm,
-      [&] {
+  return intercept_blocking(
+      function::reduce_scatter_block, comm,
+      [&](auto& run) {
         return serve_block(run, {sbuf, rbuf, count, dt, op, comm});
       },
       [&] { return PMPI_Reduce_scatter_block(sbuf, rbuf, count, dt, op, comm); });
@@ -65,9 +64,9 @@ int MPI_Ireduce_scatter_block(const void* sbuf, void* rbuf, int count, MPI_Datat
 
 int MPI_Reduce_scatter(const void* sbuf, void* rbuf, const int* counts, MPI_Datatype dt, MPI_Op op,
                        MPI_Comm comm) {
-  run_now run{function::reduce_scatter};
-  return intercept(
-      run.f, comm, [&] { return serve_even(run, sbuf, rbuf, counts, dt, op, comm); },
+  return intercept_blocking(
+      function::reduce_scatter, comm,
+      [&](auto& run) { return serve_even(run, sbuf, rbuf, counts, dt, op, comm); },
       [&] { return PMPI_Reduce_scatter(sbuf, rbuf, counts, dt, op, comm); });
 }
 

@@ -13,7 +13,9 @@
 //     return reason::none;
 //   }
 //
-// run_now (the blocking functions, here) runs the collective at once, and
+// run_now (the blocking functions, here; under the progress thread a
+// blocking function serves on a started_call, intercept_blocking in
+// nonblocking.hpp) runs the collective at once, and
 // keep() and then() are the plain code they stand for: keep(local) is local
 // itself, so a local kept must live until the collective has run (declare it
 // at the serving function's scope, not in a branch). started_call (the

@@ -7,10 +7,9 @@ using namespace topocoll::pmpi;
 extern "C" {
 
 int MPI_Scan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-  run_now run{function::scan};
-  return intercept(
-      run.f, comm,
-      [&] {
+  return intercept_blocking(
+      function::scan, comm,
+      [&](auto& run) {
         return serve_elementwise<scan_call>(run, {sbuf, rbuf, count, dt, op, comm});
       },
       [&] { return PMPI_Scan(sbuf, rbuf, count, dt, op, comm); });
@@ -28,10 +27,9 @@ int MPI_Iscan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op o
 }
 
 int MPI_Exscan(const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
-  run_now run{function::exscan};
-  return intercept(
-      run.f, comm,
-      [&] {
+  return intercept_blocking(
+      function::exscan, comm,
+      [&](auto& run) {
         return serve_elementwise<exclusive_scan_call>(run, {sbuf, rbuf, count, dt, op, comm});
       },
       [&] { return PMPI_Exscan(sbuf, rbuf, count, dt, op, comm); });

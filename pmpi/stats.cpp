@@ -13,6 +13,7 @@ constexpr std::size_t row = reason_count;  // column 0 (reason::none) counts ser
 // Per function: a row of reasons, then a row of topologies.
 constexpr std::size_t width = row + topology_count;
 std::array<std::atomic<std::uint64_t>, function_count * width> counts{};
+std::atomic<std::uint64_t> handed{0};
 using totals = std::array<std::uint64_t, function_count * width>;
 
 std::atomic<std::uint64_t>& cell(function f, reason r) {
@@ -49,12 +50,14 @@ std::string topologies(const totals& sum, std::size_t f) {
          list + "\n";
 }
 
-void print(const totals& sum, int lvl) {
+void print(const totals& sum, std::uint64_t handed_sum, int lvl) {
   std::uint64_t served = 0, fallback = 0;
   for (std::size_t f = 0; f < function_count; ++f)
     for (std::size_t r = 0; r < row; ++r) (r == 0 ? served : fallback) += sum[f * width + r];
   std::string out = "topocoll-pmpi: served=" + std::to_string(served) +
                     " fallback=" + std::to_string(fallback) + "\n";
+  if (handed_sum > 0)
+    out += "topocoll-pmpi: progress thread: " + std::to_string(handed_sum) + " calls handed over\n";
   for (std::size_t f = 0; lvl >= 2 && f < function_count; ++f)
     out += reasons(sum, f) + topologies(sum, f);
   std::fputs(out.c_str(), stderr);
@@ -76,6 +79,10 @@ void ran_on(function f, topology t) {
       1, std::memory_order_relaxed);
 }
 
+void handed_over() {
+  handed.fetch_add(1, std::memory_order_relaxed);
+}
+
 void report() {
   const int lvl = level();
   if (lvl <= 0) return;
@@ -83,9 +90,12 @@ void report() {
   for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = counts[i].load();
   PMPI_Reduce(mine.data(), sum.data(), static_cast<int>(mine.size()), MPI_UINT64_T, MPI_SUM, 0,
               MPI_COMM_WORLD);
+  const std::uint64_t handed_mine = handed.load();
+  std::uint64_t handed_sum = 0;
+  PMPI_Reduce(&handed_mine, &handed_sum, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank == 0) print(sum, lvl);
+  if (rank == 0) print(sum, handed_sum, lvl);
 }
 
 }  // namespace topocoll::pmpi::stats

@@ -1,6 +1,7 @@
 #include "transport.hpp"
 
 #include "nonblocking.hpp"
+#include "progress_thread.hpp"
 
 #include <algorithm>
 #include <mutex>
@@ -15,7 +16,8 @@ std::mutex registry_mutex;
 std::vector<MPI_Comm> registry;  // the communicators holding a transport
 
 int delete_transport(MPI_Comm comm, int, void* value, void*) {
-  complete_started_on(comm);  // MPI lets a communicator be freed with calls pending
+  // MPI lets a communicator be freed with calls pending
+  handed_over([comm] { complete_started_on(comm); });
   delete static_cast<mpi::Comm*>(value);
   const std::lock_guard lock(registry_mutex);
   std::erase(registry, comm);

@@ -61,6 +61,14 @@ string(APPEND _nonblocking_served
 string(APPEND _nonblocking_served
        ".*MPI_Igather served=[1-9].*MPI_Ialltoall served=[1-9].*MPI_Ialltoallv served=[1-9]")
 topocoll_pmpi_fortran_test(fortran_nonblocking_test RANKS 1 2 3 4 5 8 PASS "${_nonblocking_served}")
+# The same with the progress thread (TOPOCOLL_PMPI_PROGRESS=thread), which
+# Fortran's MPI_INIT starts as C's does.
+topocoll_pmpi_fortran_test(fortran_nonblocking_test SUFFIX .progress_thread RANKS 2 3
+  PASS "${_served}topocoll-pmpi: progress thread: [1-9][0-9]* calls handed over\n.*MPI_Ialltoallv served=[1-9]")
+foreach(n IN ITEMS 2 3)
+  set_property(TEST pmpi_fortran_nonblocking_test.progress_thread.np${n} APPEND PROPERTY
+               ENVIRONMENT TOPOCOLL_PMPI_PROGRESS=thread)
+endforeach()
 # An operation from Fortran's MPI_Op_create goes to MPI on every rank.
 topocoll_pmpi_fortran_test(fortran_test SUFFIX .userop RANKS 1 4 5 ARGS userop
   PASS "served=0 fallback=[1-9][0-9]*\n.*MPI_Allreduce fallback\\(operation\\)=[1-9]")
