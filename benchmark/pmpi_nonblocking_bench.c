@@ -8,17 +8,22 @@
  *   over repetitions of the slowest rank's time per call, both sides, ratio.
  * overlap: osu_iallreduce's method at --bytes (1 MiB): t_comm, the time of
  *   MPI_Iallreduce + MPI_Wait; then MPI_Iallreduce, computation of t_comm
- *   with MPI_Test every --test-us (50) microseconds, MPI_Wait: t_total. One
+ *   with MPI_Test every --test-us (50) microseconds (0: none, computation
+ *   that calls no MPI function; --idle 1: sleep instead of computing),
+ *   MPI_Wait: t_total. One
  *   line per side: t_comm, t_compute, t_total, t_total / max(t_comm,
  *   t_compute) (1.0 is full overlap, 2.0 none) and the overlap percentage
  *   100 * (1 - (t_total - t_compute) / t_comm).
  *
  *   pmpi_nonblocking_bench [latency|overlap] [--max-bytes N] [--bytes N]
- *                          [--test-us U] [--only name]   (name: MPI_Ibcast, ...) */
+ *                          [--test-us U] [--idle 0|1] [--only name]
+ *                          (name: MPI_Ibcast, ...) */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum fn {
   IBCAST,
@@ -126,15 +131,23 @@ static void latency(int rank, long max_bytes, const char* only, double* in, doub
   }
 }
 
-/* Floating-point work for about `seconds`, calling MPI_Test on r (if any)
+/* Floating-point work for about `seconds` (or, with --idle, a sleep, as a
+ * program waiting for a device or a file), calling MPI_Test on r (if any)
  * every `test_s` seconds. */
 static double sink = 0;
+static int idle = 0;
 static void compute(double seconds, double test_s, MPI_Request* r) {
   const double t0 = MPI_Wtime();
   double next = t0 + test_s, x = 1.0;
   int done = r == NULL;
   for (double now = t0; now - t0 < seconds; now = MPI_Wtime()) {
-    for (int i = 0; i < 64; ++i) x = x * 1.0000001 + 1e-9;
+    if (idle) {
+      const double left = t0 + seconds - now, nap = !done && test_s < left ? test_s : left;
+      const struct timespec ts = {0, (long)(nap * 1e9)};
+      nanosleep(&ts, NULL);
+    } else {
+      for (int i = 0; i < 64; ++i) x = x * 1.0000001 + 1e-9;
+    }
     if (!done && now >= next) {
       MPI_Test(r, &done, MPI_STATUS_IGNORE);
       next = now + test_s;
@@ -159,7 +172,7 @@ static void overlap(int rank, long bytes, double test_us, double* in, double* ou
       const double t0 = MPI_Wtime();
       MPI_Request r;
       start(IALLREDUCE, native, in, out, n, &r);
-      compute(t_comm, test_us * 1e-6, &r);
+      compute(t_comm, test_us * 1e-6, test_us > 0 ? &r : NULL);
       MPI_Wait(&r, MPI_STATUS_IGNORE);
       total[k] = slowest(MPI_Wtime() - t0);
     }
@@ -190,6 +203,7 @@ int main(int argc, char** argv) {
     if (strcmp(argv[i], "--bytes") == 0) bytes = atol(argv[i + 1]);
     if (strcmp(argv[i], "--test-us") == 0) test_us = atof(argv[i + 1]);
     if (strcmp(argv[i], "--only") == 0) only = argv[i + 1];
+    if (strcmp(argv[i], "--idle") == 0) idle = atoi(argv[i + 1]);
   }
   int rank, p;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
