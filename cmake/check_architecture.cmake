@@ -3,7 +3,7 @@
 # The include graph's layering, checked on every #include "..." (and
 # #include <topocoll/...>) in include/topocoll/**:
 #
-#   collectives -> kernels -> topology -> core
+#   collectives -> plan -> kernels -> topology -> core
 #   transport/**  a leaf beside them: includes core/ and itself only
 #   model/**      a leaf beside them: includes anything but transport/
 #
@@ -16,9 +16,10 @@
 #
 # It also checks that every header opens namespace topocoll inside the
 # inline ABI namespace of version.hpp; that a kernel file's detail namespace
-# is named after the file (kernels/pipeline.hpp holds detail::pipeline), so a
-# qualified name says where it is defined; and that no header declares a
-# namespace alias.
+# is named after the file (kernels/pipeline.hpp holds detail::pipeline), and a
+# plan file's after the kernel file it prices (plan/pipeline.hpp holds
+# detail::plan::pipeline), so a qualified name says where it is defined; and
+# that no header declares a namespace alias.
 #
 # Prints each forbidden arrow as "file: #include "x" (layer a -> layer b)" and
 # fails if there is any.
@@ -36,19 +37,20 @@ endif()
 set(_allowed_core core version)
 set(_allowed_topology topology core version)
 set(_allowed_kernels kernels topology core version)
-set(_allowed_collectives collectives kernels topology core version)
+set(_allowed_collectives collectives plan kernels topology core version)
+set(_allowed_plan plan kernels topology core version)
 set(_allowed_transport transport core version)
-set(_allowed_model model collectives.hpp collectives kernels topology core version)
+set(_allowed_model model collectives.hpp collectives plan kernels topology core version)
 set(_allowed_version version)  # includes nothing of ours today
 # <topocoll/collectives.hpp>: the collectives alone, for a transport of one's
 # own, so it is held to the collectives' rule.
-set(_allowed_collectives.hpp collectives kernels topology core version)
+set(_allowed_collectives.hpp collectives plan kernels topology core version)
 # <topocoll/persistent.hpp>: the persistent collectives, which describe their
 # plan by running the model on their own schedule: above the collectives and
 # the model.
-set(_allowed_persistent.hpp collectives model topology core version)
+set(_allowed_persistent.hpp collectives plan model topology core version)
 # <topocoll/topocoll.hpp>: the umbrella, everything.
-set(_allowed_topocoll.hpp collectives.hpp collectives kernels topology core transport model
+set(_allowed_topocoll.hpp collectives.hpp collectives plan kernels topology core transport model
     persistent.hpp version)
 # Explicit exceptions to the rule above, as "from/file.hpp|to/file.hpp"
 # (paths relative to include/topocoll), each with the reason. None today.
@@ -91,6 +93,11 @@ foreach(_from IN LISTS _headers)
        AND NOT CMAKE_MATCH_1 STREQUAL _stem)
       message(NOTICE "check_architecture: include/topocoll/${_from}: opens detail::${CMAKE_MATCH_1}; "
                      "a kernel file holds detail::${_stem}, or its code moves to ${CMAKE_MATCH_1}.hpp")
+      math(EXPR _violations "${_violations} + 1")
+    endif()
+    if(_from_layer STREQUAL "plan" AND NOT _open MATCHES "::detail::plan::${_stem} {")
+      message(NOTICE "check_architecture: include/topocoll/${_from}: '${_open}'; "
+                     "a plan file holds detail::plan::${_stem}, the plan of kernels/${_stem}.hpp")
       math(EXPR _violations "${_violations} + 1")
     endif()
   endforeach()

@@ -716,7 +716,7 @@ void run_synchronous() {
 //    except those of the short class, which cost no more both ways, and
 //    except where the fold is pairwise exchanges alone.
 BOOST_AUTO_TEST_CASE(automatic_takes_the_tree_where_the_model_prices_it_lower) {
-  namespace a2ab = detail::all_to_all_broadcast;
+  namespace a2ab = detail::plan::all_to_all_broadcast;
   auto ag = [](auto topo, int p, std::size_t bytes, const cost_model& cm) {
     using Topo = decltype(topo);
     return a2ab::choose_all_gather<Topo>(Topo::shape(p), bytes, options{algorithm::automatic, cm});

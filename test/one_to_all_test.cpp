@@ -661,13 +661,13 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(ring_is_recursive_halving_or_a_pipeline, Cfg, tc_t
           cc.clear();
           broadcast<Topo>(cc, x, root, options{algorithm::automatic, cost});
           check.equal(x, std::vector<int>(m_long, 5), "automatic broadcast of 2^16 ints, rank ", r);
-          const bool pipe = detail::pipeline::ring_pipeline_wins<int>(m_long, p, cost);
+          const bool pipe = detail::plan::pipeline::ring_pipeline_wins<int>(m_long, p, cost);
           if (p >= 3)
             check.expect(pipe == (cost.ts_us < 1.0), "the model (t_s ", cost.ts_us,
                          ") should prefer the ", cost.ts_us < 1.0 ? "pipeline" : "tree", " at p ",
                          p);
           // ... unless the pieces are cheaper still: p - 1 sends to scatter, p - 1 to all-gather
-          const bool pieces = detail::one_to_all_pieces::pieces_win<Topo, int>(
+          const bool pieces = detail::plan::one_to_all_pieces::pieces_win<Topo, int>(
               Topo::shape(p), m_long, root, detail::all_to_all_broadcast::rs_messages::one, cost);
           if (r == root)
             check.expect(
@@ -860,8 +860,8 @@ void check_automatic_choice(model::Counting<C>& cc, const layout& l, Check& chec
     cc.clear();
     broadcast<Topo>(cc, y, root, options{algorithm::automatic, cost});
     check.equal(y, std::vector<int>(m, 5), Topo::name(), " automatic broadcast, rank ", r);
-    const bool pipe = detail::pipeline::pipeline_wins<int>(l, m, cost);
-    const bool pieces = detail::one_to_all_pieces::pieces_win<Topo, int>(
+    const bool pipe = detail::plan::pipeline::pipeline_wins<int>(l, m, cost);
+    const bool pieces = detail::plan::one_to_all_pieces::pieces_win<Topo, int>(
         l, m, root, detail::all_to_all_broadcast::rs_messages::one, cost);
     bool long_side = false;
     std::size_t root_sends = 0;

@@ -328,7 +328,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(the_ring_both_ways_halves_the_words_per_direction,
         check.expect(p < 3 || (2 * fwd <= one_way && 2 * bwd <= one_way), "p=", p,
                      " a direction carries ", std::max(fwd, bwd), " of ", one_way,
                      " bytes, more than half");
-        const double model = detail::personalized::store_and_forward_cost<Topo>(
+        const double model = detail::plan::personalized::store_and_forward_cost<Topo>(
             Topo::shape(p), m * sizeof(int), cm, detail::ring_way::both);
         check.expect(std::abs(t - model) < 1e-9, "p=", p, " the model prices ", model,
                      ", the messages cost ", t);

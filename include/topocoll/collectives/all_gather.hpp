@@ -30,6 +30,7 @@
 #include <cstddef>
 #include "../kernels/all_to_all_broadcast.hpp"
 #include "../kernels/strings.hpp"
+#include "../plan/all_to_all_broadcast.hpp"
 #include "../version.hpp"
 #include "arguments.hpp"
 
@@ -45,7 +46,7 @@ algorithm all_gather_choice(const layout& l, std::size_t m, const options& opt) 
   if constexpr (is_flat_string_v<T>)
     return opt.algo;
   else
-    return all_to_all_broadcast::choose_all_gather<Topo>(l, m * sizeof(T), opt);
+    return plan::all_to_all_broadcast::choose_all_gather<Topo>(l, m * sizeof(T), opt);
 }
 
 // all_gather's checks (stage::check), the whole call (stage::run), or the call

@@ -29,6 +29,7 @@
 // available for non-commutative operators too.
 
 #include "../kernels/all_reduce.hpp"
+#include "../plan/all_reduce.hpp"
 #include "../version.hpp"
 #include "arguments.hpp"
 
@@ -37,11 +38,11 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 namespace detail {
 
 // The algorithm an all_reduce of m elements of T runs over l: the forced one,
-// or automatic's (all_reduce::choose); chosen at every call, or once at init
+// or automatic's (plan::all_reduce::choose); chosen at every call, or once at init
 // (persistent.hpp).
 template <Topology Topo, class T, class Op>
 algorithm all_reduce_choice(const layout& l, std::size_t m, const options& opt) {
-  return all_reduce::choose<Topo, T, Op>(l, m, opt);
+  return plan::all_reduce::choose<Topo, T, Op>(l, m, opt);
 }
 
 // all_reduce's checks (stage::check), the whole call (stage::run), or the call

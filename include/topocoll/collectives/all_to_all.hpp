@@ -33,6 +33,7 @@
 
 #include <cstddef>
 #include "../kernels/personalized.hpp"
+#include "../plan/personalized.hpp"
 #include "../version.hpp"
 #include "arguments.hpp"
 
@@ -45,7 +46,7 @@ namespace detail {
 // (persistent.hpp).
 template <Topology Topo, Transport C, class T>
 algorithm all_to_all_choice(const layout& l, std::size_t m, const options& opt) {
-  return personalized::choose_for<Topo, C, T>(l, m, opt);
+  return plan::personalized::choose_for<Topo, C, T>(l, m, opt);
 }
 
 // all_to_all's checks (stage::check), the whole call (stage::run), or the call

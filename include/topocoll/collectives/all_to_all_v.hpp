@@ -43,6 +43,7 @@
 #include <type_traits>
 
 #include "../kernels/personalized_v.hpp"
+#include "../plan/personalized_v.hpp"
 #include "../version.hpp"
 #include "arguments.hpp"
 
@@ -96,8 +97,10 @@ all_to_all_v(C& c, In&& input, Counts&& send_counts_in, const options& opt = {})
     r.data.assign(in.begin(), in.end());
     return r;
   }
-  detail::personalized_v::all_to_all_v<detail::kernel_topology<Topo>>(c, Topo::shape(call.p()), in,
-                                                                      send_counts, r, opt);
+  using K = detail::kernel_topology<Topo>;
+  detail::personalized_v::all_to_all_v<K>(
+      c, Topo::shape(call.p()), in, send_counts, r, opt.algo,
+      detail::plan::personalized_v::exchange_plan<K, C>{opt.cost});
   return r;
 }
 
@@ -128,9 +131,11 @@ void checked_all_to_all_v(C& c, In&& input, std::span<const std::size_t> send_co
     throw message_error(concat("topocoll::all_to_all_v on rank 0 of 1: sends ", send_counts[0],
                                " elements to itself, recv_counts[0] = ", recv_counts[0]));
   if (call.p() == 1) return copy_to(in, out);
-  personalized_v::all_to_all_v<kernel_topology<Topo>>(
-      c, Topo::shape(call.p()), personalized_v::counted<const T>{in, send_counts},
-      personalized_v::counted<T>{out, recv_counts}, opt);
+  using K = kernel_topology<Topo>;
+  personalized_v::all_to_all_v<K>(c, Topo::shape(call.p()),
+                                  personalized_v::counted<const T>{in, send_counts},
+                                  personalized_v::counted<T>{out, recv_counts}, opt.algo,
+                                  plan::personalized_v::exchange_plan<K, C>{opt.cost});
 }
 
 }  // namespace detail

@@ -47,6 +47,8 @@
 #include "../kernels/one_to_all.hpp"
 #include "../kernels/one_to_all_pieces.hpp"
 #include "../kernels/strings.hpp"
+#include "../plan/all_to_all_broadcast.hpp"
+#include "../plan/one_to_all_pieces.hpp"
 #include "../version.hpp"
 #include "arguments.hpp"
 
@@ -62,8 +64,8 @@ namespace detail {
 template <Topology Topo, class T>
 algorithm broadcast_choice(const layout& l, std::size_t m, int root, const options& opt) {
   if (is_flat_string_v<T>) return opt.algo;
-  return one_to_all_pieces::choose<Topo, T>(l, m, root, all_to_all_broadcast::rs_messages::one,
-                                            algorithm::scatter_all_gather, opt);
+  return plan::one_to_all_pieces::choose<Topo, T>(
+      l, m, root, all_to_all_broadcast::rs_messages::one, algorithm::scatter_all_gather, opt);
 }
 
 // broadcast's checks (stage::check), the whole call (stage::run), or the call
@@ -111,7 +113,7 @@ template <Topology Topo, Transport C, OutputBuffer Buf>
   if (!scope.proceed() || call.p() == 1 || buf.empty()) return;
   const std::size_t m = buf.size() / roots.size();
   const layout l = Topo::shape(call.p());
-  const algorithm a = all_to_all_broadcast::choose_roots<Topo>(
+  const algorithm a = plan::all_to_all_broadcast::choose_roots<Topo>(
       l, roots.size(), m * sizeof(buffer_value_t<Buf>), opt);
   all_to_all_broadcast::broadcast_roots<kernel_topology<Topo>>(
       c, l, buf, all_to_all_broadcast::roots_call{roots, m}, a, opt.cost);

@@ -20,6 +20,7 @@
 
 #include "../kernels/one_to_all.hpp"
 #include "../kernels/strings.hpp"
+#include "../plan/one_to_all.hpp"
 #include "../version.hpp"
 #include "arguments.hpp"
 
@@ -34,7 +35,7 @@ namespace detail {
 template <Topology Topo, class T>
 algorithm gather_choice(const layout& l, std::size_t m, const options& opt) {
   if (opt.algo != algorithm::automatic || is_flat_string_v<T>) return opt.algo;
-  return one_to_all::blocks_tree_or_pipeline<Topo, T>(l, m, opt.cost);
+  return plan::one_to_all::blocks_tree_or_pipeline<Topo, T>(l, m, opt.cost);
 }
 
 // gather's checks (stage::check), the whole call (stage::run), or the call

@@ -29,6 +29,7 @@
 
 #include "../kernels/one_to_all.hpp"
 #include "../kernels/one_to_all_pieces.hpp"
+#include "../plan/one_to_all_pieces.hpp"
 #include "../version.hpp"
 #include "arguments.hpp"
 
@@ -42,9 +43,9 @@ namespace detail {
 // (persistent.hpp).
 template <Topology Topo, class T, class Op>
 algorithm reduce_choice(const layout& l, std::size_t m, int root, const options& opt) {
-  return one_to_all_pieces::choose<Topo, T>(l, m, root,
-                                            all_to_all_broadcast::rs_messages_for<Topo, T, Op>(),
-                                            algorithm::reduce_scatter_gather, opt);
+  return plan::one_to_all_pieces::choose<Topo, T>(
+      l, m, root, all_to_all_broadcast::rs_messages_for<Topo, T, Op>(),
+      algorithm::reduce_scatter_gather, opt);
 }
 
 // reduce's checks (stage::check), the whole call (stage::run), or the call

@@ -26,6 +26,7 @@
 // one the cost model prices lower.
 
 #include "../kernels/all_to_all_broadcast.hpp"
+#include "../plan/all_to_all_broadcast.hpp"
 #include "../version.hpp"
 #include "arguments.hpp"
 
@@ -38,7 +39,7 @@ namespace detail {
 // (persistent.hpp).
 template <Topology Topo, class T, class Op>
 algorithm reduce_scatter_choice(const layout& l, std::size_t m, const options& opt) {
-  return all_to_all_broadcast::choose_reduce_scatter<Topo, T, Op>(l, m, opt);
+  return plan::all_to_all_broadcast::choose_reduce_scatter<Topo, T, Op>(l, m, opt);
 }
 
 // reduce_scatter's checks (stage::check), the whole call (stage::run), or the call

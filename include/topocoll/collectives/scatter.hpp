@@ -19,6 +19,7 @@
 //     tree's are not, and the model prices it cheaper.
 
 #include "../kernels/one_to_all.hpp"
+#include "../plan/one_to_all.hpp"
 #include "../version.hpp"
 #include "arguments.hpp"
 
@@ -32,7 +33,7 @@ namespace detail {
 template <Topology Topo, class T>
 algorithm scatter_choice(const layout& l, std::size_t m, const options& opt) {
   if (opt.algo != algorithm::automatic) return opt.algo;
-  return one_to_all::blocks_tree_or_pipeline<Topo, T>(l, m, opt.cost);
+  return plan::one_to_all::blocks_tree_or_pipeline<Topo, T>(l, m, opt.cost);
 }
 
 // scatter's checks (stage::check), the whole call (stage::run), or the call

@@ -32,21 +32,17 @@
 #include "../version.hpp"
 #include "all_reduce.hpp"
 #include "one_to_all.hpp"
-#include "pipeline.hpp"
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::one_to_all_pieces {
 
 // The parts of the all-to-all broadcast fold and of all_reduce's pieces that
 // the splits below compose.
-using all_reduce::predict_all_reduce;
 using all_reduce::reduce_scatter_pieces;
-using all_to_all_broadcast::active_layout;
 using all_to_all_broadcast::all_gather_reversed;
 using all_to_all_broadcast::even_pieces;
 using all_to_all_broadcast::place;
 using all_to_all_broadcast::rooted;
 using all_to_all_broadcast::rooted_fold;
-using all_to_all_broadcast::rs_messages;
 using all_to_all_broadcast::with_fold;
 
 // f(std::type_identity<S>{}, layout): the topology the pieces travel over.
@@ -54,72 +50,6 @@ template <Topology Topo, class F>
 decltype(auto) on_piece_topology(const layout& l, F&& f) {
   if (tree_only<Topo>(l)) return f(std::type_identity<Hypercube<>>{}, Hypercube<>::shape(l.p));
   return f(std::type_identity<Topo>{}, l);
-}
-
-// ---- the model -------------------------------------------------------------------
-
-// The split over S's layout l: all_reduce's figure for reduce-scatter +
-// all-gather (a scatter or a gather costs what an all-gather does: the same
-// steps, the same t_w m (P - 1) / P over the P active ranks), plus on a folded
-// p the result handed back to the even ranks and, when the root is folded
-// away, the message handed over to (or from) its partner.
-template <Topology S>
-double pieces_time(const layout& l, std::size_t bytes, int root, rs_messages rs,
-                   const cost_model& cm) {
-  const fold_map f = S::folding(l);
-  double t = predict_all_reduce(active_layout<S>(l), bytes, rs, cm).reduce_scatter_all_gather;
-  if (f.e != 0) t += cm.message(bytes) * (f.folded_away(root) ? 2 : 1);
-  return t;
-}
-
-// Whether the model, at the figures of a call of `bytes` (cost_model::at_size,
-// the pieces' minimum too), prices the pieces below the tree and, on a
-// topology of linear dimensions, below the pipeline. Never inlined: it is
-// only reached for messages of at least a segment; kept out of line, it lets
-// the compiler inline pieces_win, so a short broadcast or reduce makes no call
-// (benchmark/README.md, "Instructions per call").
-template <Topology Topo, class T>
-[[gnu::noinline]] bool pieces_priced_lower(const layout& l, std::size_t bytes, int root,
-                                           rs_messages rs, const cost_model& model) {
-  const std::size_t m = bytes / sizeof(T);
-  const cost_model cm = model.at_size(bytes);
-  double best = one_to_all::tree_time<Topo>(l, bytes, cm);
-  if constexpr (chain_dims<Topo>) {
-    double pipe = 0;
-    for (int j = 0; j < l.ndims; ++j)
-      pipe += pipeline::ring_pipeline_time<T>(m, l.dims[j].radix, cm);
-    best = std::min(best, pipe);
-  }
-  return on_piece_topology<Topo>(l, [&]<class S>(std::type_identity<S>, const layout& sl) {
-    const auto pieces = static_cast<std::size_t>(S::folding(sl).active());
-    return bytes / pieces >= pipeline::startups_bytes(cm.piece_floor, cm) &&
-           pieces_time<S>(sl, bytes, root, rs, cm) < best;
-  });
-}
-
-// automatic: the pieces when the model prices them lower; only for a
-// trivially copyable T (a known byte size), and pieces of at least
-// cost_model::piece_floor start-ups' worth of bytes (which model::calibrate
-// measures).
-template <Topology Topo, class T>
-bool pieces_win(const layout& l, std::size_t m, int root, rs_messages rs, const cost_model& cm) {
-  const std::size_t bytes = m * sizeof(T);
-  // no piece can reach a segment: nothing to price (a short call stays short)
-  if (!std::is_trivially_copyable_v<T> || l.p < 2 ||
-      bytes < pipeline::unsplit_bytes(cm.piece_floor, cm))
-    return false;
-  return pieces_priced_lower<Topo, T>(l, bytes, root, rs, cm);
-}
-
-// The choice of broadcast (split = scatter_all_gather) and reduce (split =
-// reduce_scatter_gather): the forced algorithm, or the pieces, the pipeline
-// or the tree, whichever the model prices lowest.
-template <Topology Topo, class T>
-algorithm choose(const layout& l, std::size_t m, int root, rs_messages rs, algorithm split,
-                 const options& opt) {
-  if (opt.algo != algorithm::automatic) return opt.algo;
-  if (pieces_win<Topo, T>(l, m, root, rs, opt.cost)) return split;
-  return one_to_all::tree_or_pipeline<Topo, T>(l, m, opt.cost);
 }
 
 // ---- broadcast: scatter, then all-to-all broadcast ---------------------------------

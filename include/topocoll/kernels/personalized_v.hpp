@@ -296,79 +296,28 @@ void two_stage_v(C& c, const displaced<const T>& src, const displaced<T>& dst,
   regroup_by_column(arrive.span(), cspan(b.via), dst, b.fill);
 }
 
-// ---- the choice ----------------------------------------------------------------
-// Per-rank traffic every rank agrees on (gathered once, 3 counts per rank).
-struct traffic {
-  std::size_t max_send = 0;     // S = max_i S_i
-  std::size_t max_recv = 0;     // R = max_j R_j
-  std::size_t max_message = 0;  // the largest single block m_max
-};
-
-// Direct: p - 1 steps, and a step lasts as long as its largest message, which
-// may be m_max in every step. Two-stage: twice p - 1 steps of about S/p and R/p
-// elements, plus two metadata all-to-alls of p counts. Two-stage wins when a
-// few large blocks dominate (m_max >> (S + R) / p): skewed traffic.
-inline algorithm choose_v(int p, const traffic& tr, std::size_t elem_bytes,
-                          const cost_model& model) {
-  if (p <= 2) return algorithm::pairwise;
-  const cost_model& cm = model;  // every rank exchanges at every step: busy messages
-  const std::size_t P = to_size(p);
-  const double steps = p - 1;
-  const double direct = steps * cm.busy_message(tr.max_message * elem_bytes);
-  const std::size_t s1 = (tr.max_send + P - 1) / P + 1;
-  const std::size_t s2 = (tr.max_recv + P - 1) / P + P;
-  const double meta = 2 * steps * cm.busy_message(P * sizeof(std::size_t));
-  const double two =
-      steps * (cm.busy_message(s1 * elem_bytes) + cm.busy_message(s2 * elem_bytes)) + meta;
-  return two < direct ? algorithm::two_stage : algorithm::pairwise;
-}
-
 // ---- the whole exchange ---------------------------------------------------------
 
-// A fixed-size all_to_all of the counts over the topology (store-and-forward
-// for these small blocks under the default model).
-template <Topology Topo, Transport C>
+// Automatic's choice needs the counts, so the exchange asks its plan while it
+// runs (the collective gives it: plan::personalized_v::exchange_plan):
+//   plan.counts(l, m): the algorithm of a fixed-size exchange of m counts per
+//     rank pair;
+//   plan.template data<T>(p, all, received, scratch, exchange): the data's
+//     algorithm once every rank's K counts are in `all` (it may run exchange
+//     once more, in scratch).
+
+// A fixed-size all_to_all of the counts over the topology, by the plan's
+// algorithm (store-and-forward for these small blocks under the default model).
+template <Topology Topo, Transport C, class Plan>
 struct count_exchange {
   C& c;
   const layout& l;
-  const cost_model& cost;
+  const Plan& plan;
   void operator()(std::span<const std::size_t> s, std::span<std::size_t> d) const {
     const std::size_t m = s.size() / to_size(l.p);
-    all_to_all<Topo>(
-        c, l, s, d,
-        personalized::choose_for<Topo, C, std::size_t>(l, m, {algorithm::automatic, cost}),
-        tag::all_to_all_v_counts);
+    all_to_all<Topo>(c, l, s, d, plan.counts(l, m), tag::all_to_all_v_counts);
   }
 };
-
-// automatic on a blocking transport: every rank knows every S_i and largest
-// block (from the count exchange, K = 3 counts per pair), but only its own R_j.
-// max_j R_j lies between max(m_max, sum S_i / p) and min(sum S_i, p m_max), and
-// the two-stage cost grows with it: when both bounds pick the same algorithm
-// that is the choice; otherwise one more exchange gets R.
-template <class T, class Exchange>
-algorithm choose_v_agreed(int p, std::span<const std::size_t> all, std::size_t received,
-                          std::span<std::size_t> scratch_counts, const Exchange& exchange,
-                          const cost_model& cost) {
-  const std::size_t P = to_size(p), K = 3;
-  traffic tr;
-  std::size_t sum = 0;
-  for (std::size_t i = 0; i < P; ++i) {
-    tr.max_send = std::max(tr.max_send, all[K * i + 1]);
-    tr.max_message = std::max(tr.max_message, all[K * i + 2]);
-    sum += all[K * i + 1];
-  }
-  traffic lo = tr, hi = tr;
-  lo.max_recv = std::max(tr.max_message, (sum + P - 1) / P);
-  hi.max_recv = std::min(sum, P * tr.max_message);
-  const algorithm a = choose_v(p, lo, sizeof(T), cost);
-  if (a == choose_v(p, hi, sizeof(T), cost)) return a;
-  const std::span<std::size_t> mine = scratch_counts.first(P), theirs = scratch_counts.last(P);
-  std::fill(mine.begin(), mine.end(), received);
-  exchange(mine, theirs);
-  tr.max_recv = *std::max_element(theirs.begin(), theirs.end());
-  return choose_v(p, tr, sizeof(T), cost);
-}
 
 // exchange_counts_then_data's work buffer: K counts per rank pair, this rank's
 // and every rank's, then the send and receive displacements.
@@ -386,12 +335,12 @@ struct count_book {
 // sized from them. One exchange of K counts per rank pair: the count, and for
 // automatic (every rank must pick the same algorithm) this rank's S_i and
 // largest block.
-template <Topology Topo, Transport C, class T>
+template <Topology Topo, Transport C, class T, class Plan>
 void exchange_counts_then_data(C& c, const layout& l, const counted<const T>& send,
-                               all_to_all_v_result<T>& r, const options& opt) {
+                               all_to_all_v_result<T>& r, algorithm algo, const Plan& plan) {
   const std::size_t P = to_size(l.p);
-  const count_exchange<Topo, C> exchange{c, l, opt.cost};
-  const bool agree = opt.algo == algorithm::automatic && l.p > 2;
+  const count_exchange<Topo, C, Plan> exchange{c, l, plan};
+  const bool agree = algo == algorithm::automatic && l.p > 2;
   const std::size_t K = agree ? 3 : 1;
   const scratch<std::size_t> w(count_book::size(K, P));
   const count_book b(w.span(), K, P);
@@ -406,9 +355,8 @@ void exchange_counts_then_data(C& c, const layout& l, const counted<const T>& se
   displacements(send.counts, b.displ.send);
   displacements(r.counts, b.displ.recv);
   resize_fresh(r.data, b.displ.recv[P]);
-  algorithm algo = opt.algo;
   if (algo == algorithm::automatic)
-    algo = agree ? choose_v_agreed<T>(l.p, b.all, b.displ.recv[P], b.mine, exchange, opt.cost)
+    algo = agree ? plan.template data<T>(l.p, b.all, b.displ.recv[P], b.mine, exchange)
                  : algorithm::pairwise;
   const displaced<const T> src{send.data, b.displ.send};
   const displaced<T> dst{std::span<T>(r.data), b.displ.recv};
@@ -422,22 +370,22 @@ void exchange_counts_then_data(C& c, const layout& l, const counted<const T>& se
 // (one phase), and automatic is always that: with every send posted at once
 // the exchange lasts about t_s + t_w max(S_i, R_j), which the two-stage
 // algorithm, moving every element twice, cannot beat.
-template <Topology Topo, Transport C, class T>
+template <Topology Topo, Transport C, class T, class Plan>
 void all_to_all_v(C& c, const layout& l, std::span<const T> in,
                   std::span<const std::size_t> send_counts, all_to_all_v_result<T>& r,
-                  const options& opt) {
+                  algorithm algo, const Plan& plan) {
   const counted<const T> send{in, send_counts};
   if constexpr (NonblockingTransport<C, T> && NonblockingTransport<C, std::size_t>) {
-    if (opt.algo != algorithm::two_stage) return direct_v_counted(c, send, r);
+    if (algo != algorithm::two_stage) return direct_v_counted(c, send, r);
   }
-  exchange_counts_then_data<Topo>(c, l, send, r, opt);
+  exchange_counts_then_data<Topo>(c, l, send, r, algo, plan);
 }
 
 // The receive counts known (MPI_Alltoallv's contract): no count exchange, the
 // result into recv. send may be recv itself (in-place use: read from a copy).
-template <Topology Topo, Transport C, class T>
+template <Topology Topo, Transport C, class T, class Plan>
 void all_to_all_v(C& c, const layout& l, counted<const T> send, const counted<T>& recv,
-                  const options& opt) {
+                  algorithm algo, const Plan& plan) {
   const std::size_t P = to_size(l.p);
   std::optional<scratch<T>> copy;
   if (send.data.data() == recv.data.data() && !send.data.empty()) {
@@ -451,8 +399,8 @@ void all_to_all_v(C& c, const layout& l, counted<const T> send, const counted<T>
   displacements(recv.counts, d.recv);
   const displaced<const T> src{send.data, d.send};
   const displaced<T> dst{recv.data, d.recv};
-  if (opt.algo == algorithm::two_stage)
-    two_stage_v(c, src, dst, count_exchange<Topo, C>{c, l, opt.cost}, tag::all_to_all_v);
+  if (algo == algorithm::two_stage)
+    two_stage_v(c, src, dst, count_exchange<Topo, C, Plan>{c, l, plan}, tag::all_to_all_v);
   else
     direct_v(c, src, dst, empty_blocks::sent, tag::all_to_all_v);
 }

@@ -27,6 +27,7 @@
 #include "../core/ops.hpp"
 #include "../core/options.hpp"
 #include "../core/tags.hpp"
+#include "../plan/one_to_all_pieces.hpp"
 #include "../version.hpp"
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::model {
@@ -301,7 +302,7 @@ std::vector<calibration::floor_time> floor_times(C& c, const calibration_setting
     v.push_back({f, 0.0,
                  pipeline
                      ? topocoll::detail::pipeline::ring_segments<double>(buf.size(), c.size(), m)
-                     : topocoll::detail::one_to_all_pieces::pieces_win<Hypercube<>, double>(
+                     : topocoll::detail::plan::one_to_all_pieces::pieces_win<Hypercube<>, double>(
                            Hypercube<>::shape(c.size()), buf.size(), 0,
                            topocoll::detail::all_to_all_broadcast::rs_messages::one, m)});
   }
