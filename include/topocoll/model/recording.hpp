@@ -5,7 +5,7 @@
 // compact schedule instead of moving anything.
 //
 //   model::phantom        an inert element (core/inert.hpp) of 8 bytes, the size
-//                         of a double, which is what the kernels' automatic
+//                         of a double, which is what the plan's automatic
 //                         choices see; work buffers of it are address space only
 //   model::phantom_op     a reduction operator on it that does nothing (commutative)
 //   detail::address_arena PROT_NONE address space handed out by a bump pointer:

@@ -62,8 +62,8 @@ struct cost_params {
   double t_r = 0.0;
 };
 
-// The library's two cost types, one a view of the other. The choice in the
-// kernels prices by a cost_model (core/options.hpp: per byte, with the
+// The library's two cost types, one a view of the other. The choice (plan/)
+// prices by a cost_model (core/options.hpp: per byte, with the
 // factors a transport shows); a simulation times by cost_params (per element,
 // the seeds' figures). params_of gives a cost_model's t_s and t_w per element
 // of elem_bytes; priced_by gives the cost_model `base` with cost's t_s and
@@ -77,7 +77,7 @@ constexpr cost_model priced_by(cost_model base, const cost_params& cost, std::si
   return base;
 }
 
-// What a simulation's kernels choose by: opt, whose cost_model takes the
+// What a simulation's plan chooses by: opt, whose cost_model takes the
 // simulation's t_s and t_w where it has the defaults' (the caller named no
 // machine of its own), so that automatic is priced by the costs it is timed
 // by. A cost_model with t_s or t_w of its own is kept whole: the choice one
