@@ -161,7 +161,8 @@ inline algorithm as_given(const layout&, std::size_t, const options& opt) {
 }  // namespace detail
 
 template <Topology Topo, Transport C, OutputBuffer Buf>
-persistent_request broadcast_init(C& c, Buf&& buffer, int root, const options& opt = {}) {
+persistent_request broadcast_init(C& c, Buf&& buffer, int root,
+                                  const options& opt = detail::default_options) {
   const auto b = detail::out_span(buffer);
   return detail::persist<Topo, buffer_value_t<Buf>>(
       c, "broadcast_init", model::collective_tag<model::collective::broadcast>{}, b.size(), opt,
@@ -174,9 +175,8 @@ persistent_request broadcast_init(C& c, Buf&& buffer, int root, const options& o
 }
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
-requires ReductionBuffers<In, Out, Op> persistent_request reduce_init(C& c, In&& input,
-                                                                      Out&& output, Op op, int root,
-                                                                      const options& opt = {}) {
+requires ReductionBuffers<In, Out, Op> persistent_request reduce_init(
+    C& c, In&& input, Out&& output, Op op, int root, const options& opt = detail::default_options) {
   detail::check_lasting<In>();
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
@@ -190,9 +190,8 @@ requires ReductionBuffers<In, Out, Op> persistent_request reduce_init(C& c, In&&
 }
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
-requires ReductionBuffers<In, Out, Op> persistent_request all_reduce_init(C& c, In&& input,
-                                                                          Out&& output, Op op,
-                                                                          const options& opt = {}) {
+requires ReductionBuffers<In, Out, Op> persistent_request all_reduce_init(
+    C& c, In&& input, Out&& output, Op op, const options& opt = detail::default_options) {
   detail::check_lasting<In>();
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
@@ -204,8 +203,8 @@ requires ReductionBuffers<In, Out, Op> persistent_request all_reduce_init(C& c, 
 }
 
 template <Topology Topo, Transport C, class In, class Out>
-requires BufferPair<In, Out> persistent_request all_gather_init(C& c, In&& input, Out&& output,
-                                                                const options& opt = {}) {
+requires BufferPair<In, Out> persistent_request
+all_gather_init(C& c, In&& input, Out&& output, const options& opt = detail::default_options) {
   detail::check_lasting<In>();
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
@@ -217,8 +216,8 @@ requires BufferPair<In, Out> persistent_request all_gather_init(C& c, In&& input
 }
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
-requires ReductionBuffers<In, Out, Op> persistent_request
-reduce_scatter_init(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
+requires ReductionBuffers<In, Out, Op> persistent_request reduce_scatter_init(
+    C& c, In&& input, Out&& output, Op op, const options& opt = detail::default_options) {
   detail::check_lasting<In>();
   const auto out = detail::out_span(output);
   return detail::persist<Topo, buffer_value_t<Out>>(
@@ -231,9 +230,8 @@ reduce_scatter_init(C& c, In&& input, Out&& output, Op op, const options& opt = 
 }
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
-requires ReductionBuffers<In, Out, Op> persistent_request scan_init(C& c, In&& input, Out&& output,
-                                                                    Op op,
-                                                                    const options& opt = {}) {
+requires ReductionBuffers<In, Out, Op> persistent_request
+scan_init(C& c, In&& input, Out&& output, Op op, const options& opt = detail::default_options) {
   detail::check_lasting<In>();
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
@@ -245,8 +243,8 @@ requires ReductionBuffers<In, Out, Op> persistent_request scan_init(C& c, In&& i
 }
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
-requires ReductionBuffers<In, Out, Op> persistent_request
-exclusive_scan_init(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
+requires ReductionBuffers<In, Out, Op> persistent_request exclusive_scan_init(
+    C& c, In&& input, Out&& output, Op op, const options& opt = detail::default_options) {
   detail::check_lasting<In>();
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
@@ -259,8 +257,8 @@ exclusive_scan_init(C& c, In&& input, Out&& output, Op op, const options& opt = 
 }
 
 template <Topology Topo, Transport C, class In, class Out>
-requires BufferPair<In, Out> persistent_request scatter_init(C& c, In&& input, Out&& output,
-                                                             int root, const options& opt = {}) {
+requires BufferPair<In, Out> persistent_request scatter_init(
+    C& c, In&& input, Out&& output, int root, const options& opt = detail::default_options) {
   detail::check_lasting<In>();
   const auto out = detail::out_span(output);
   return detail::persist<Topo, buffer_value_t<Out>>(
@@ -272,8 +270,8 @@ requires BufferPair<In, Out> persistent_request scatter_init(C& c, In&& input, O
 }
 
 template <Topology Topo, Transport C, class In, class Out>
-requires BufferPair<In, Out> persistent_request gather_init(C& c, In&& input, Out&& output,
-                                                            int root, const options& opt = {}) {
+requires BufferPair<In, Out> persistent_request gather_init(
+    C& c, In&& input, Out&& output, int root, const options& opt = detail::default_options) {
   detail::check_lasting<In>();
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
@@ -285,8 +283,8 @@ requires BufferPair<In, Out> persistent_request gather_init(C& c, In&& input, Ou
 }
 
 template <Topology Topo, Transport C, class In, class Out>
-requires BufferPair<In, Out> persistent_request all_to_all_init(C& c, In&& input, Out&& output,
-                                                                const options& opt = {}) {
+requires BufferPair<In, Out> persistent_request
+all_to_all_init(C& c, In&& input, Out&& output, const options& opt = detail::default_options) {
   detail::check_lasting<In>();
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(

@@ -81,7 +81,7 @@ template <Topology Topo, Transport C, class In, class Out>
 
 template <Topology Topo, Transport C, class In, class Out>
 requires BufferPair<In, Out>
-void all_gather(C& c, In&& input, Out&& output, const options& opt = {}) {
+void all_gather(C& c, In&& input, Out&& output, const options& opt = detail::default_options) {
   detail::checked_all_gather<Topo>(c, input, output, opt, detail::stage::run);
 }
 

@@ -70,7 +70,8 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
 requires ReductionBuffers<In, Out, Op>
-void all_reduce(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
+void all_reduce(C& c, In&& input, Out&& output, Op op,
+                const options& opt = detail::default_options) {
   detail::checked_all_reduce<Topo>(c, input, output, op, opt, detail::stage::run);
 }
 

@@ -80,7 +80,7 @@ template <Topology Topo, Transport C, class In, class Out>
 
 template <Topology Topo, Transport C, class In, class Out>
 requires BufferPair<In, Out>
-void all_to_all(C& c, In&& input, Out&& output, const options& opt = {}) {
+void all_to_all(C& c, In&& input, Out&& output, const options& opt = detail::default_options) {
   detail::checked_all_to_all<Topo>(c, input, output, opt, detail::stage::run);
 }
 

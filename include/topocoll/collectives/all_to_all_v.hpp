@@ -80,7 +80,8 @@ void check_v_args(const call_args& call, std::span<const T> in,
 
 template <Topology Topo, Transport C, InputBuffer In, InputBuffer Counts>
 requires std::same_as<buffer_value_t<Counts>, std::size_t> all_to_all_v_result<buffer_value_t<In>>
-all_to_all_v(C& c, In&& input, Counts&& send_counts_in, const options& opt = {}) {
+all_to_all_v(C& c, In&& input, Counts&& send_counts_in,
+             const options& opt = detail::default_options) {
   using T = buffer_value_t<In>;
   static_assert(detail::block_element<T>,
                 "all_to_all_v returns a std::vector of the element type: it must be default "
@@ -170,7 +171,7 @@ requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>> &&
     std::same_as<buffer_value_t<SendCounts>, std::size_t> &&
     std::same_as<buffer_value_t<RecvCounts>, std::size_t>
 void all_to_all_v(C& c, In&& input, SendCounts&& send_counts, Out&& output,
-                  RecvCounts&& recv_counts, const options& opt = {}) {
+                  RecvCounts&& recv_counts, const options& opt = detail::default_options) {
   detail::checked_all_to_all_v<Topo>(c, input, detail::in_span(send_counts), output,
                                      detail::in_span(recv_counts), opt, detail::stage::run);
 }

@@ -113,19 +113,26 @@ class call_args {
   // Every figure of the cost model finite and >= 0: the automatic choices and
   // the pipelines' segment counts are computed from them, and a NaN or a
   // negative time would turn into an undefined conversion or a nonsense choice.
-  // Every call checks, so the check is one comparison per figure without
+  // The default options' model (detail::default_options, the default argument)
+  // is valid by construction (checked below, at compile time) and is known by
+  // its address, also where the call is compiled apart from its caller. Any
+  // other model is checked at every call, one comparison per figure without
   // branches (largest_bits), and only a bad model takes the cold path that
-  // names it. Always inlined: for a model known at the call site (the default
-  // options) the check folds away at -O2 as it does at -O3, where GCC would
-  // otherwise keep it out of line (benchmark/instructions counts both).
+  // names it. Always inlined: for a model known at the call site the check
+  // folds away at -O2 as it does at -O3, where GCC would otherwise keep it out
+  // of line (benchmark/instructions counts both).
   [[gnu::always_inline]] void cost(const cost_model& m) const {
-    constexpr auto most = std::bit_cast<std::uint64_t>(std::numeric_limits<double>::max());
-    if (largest_bits(m.ts_us, m.tw_us_per_byte, m.busy_ts, m.busy_tw, m.tc_us_per_byte, m.duplex_ts,
-                     m.duplex_tw, m.duplex_ts_short, m.busy_tc, m.tc_large_us_per_byte,
-                     m.busy_tc_large, m.tw_large_us_per_byte, m.busy_tw_large, m.duplex_tw_large,
-                     m.posted_us, m.segment_floor, m.piece_floor) <= most) [[likely]]
+    if (&m == &default_options.cost || valid(m)) [[likely]]
       return;
     reject_cost(m);
+  }
+  [[gnu::always_inline]] static constexpr bool valid(const cost_model& m) {
+    constexpr auto most = std::bit_cast<std::uint64_t>(std::numeric_limits<double>::max());
+    return largest_bits(m.ts_us, m.tw_us_per_byte, m.busy_ts, m.busy_tw, m.tc_us_per_byte,
+                        m.duplex_ts, m.duplex_tw, m.duplex_ts_short, m.busy_tc,
+                        m.tc_large_us_per_byte, m.busy_tc_large, m.tw_large_us_per_byte,
+                        m.busy_tw_large, m.duplex_tw_large, m.posted_us, m.segment_floor,
+                        m.piece_floor) <= most;
   }
 
   // The cold half of cost(): names the first figure that is not finite and >= 0.
@@ -189,7 +196,7 @@ class call_args {
   // makes it larger. Unrolled and always inlined, so that a check costs a
   // load, a compare and a move per figure at -O2 as at -O3.
   template <std::same_as<double>... D>
-  [[gnu::always_inline]] static std::uint64_t largest_bits(D... v) {
+  [[gnu::always_inline]] static constexpr std::uint64_t largest_bits(D... v) {
     std::uint64_t most = 0;
     ((most = std::max(most, std::bit_cast<std::uint64_t>(v))), ...);
     return most;
@@ -198,6 +205,8 @@ class call_args {
   std::string_view name_;
   int rank_, p_;
 };
+static_assert(call_args::valid(default_options.cost),
+              "the default cost model must pass the check it skips");
 
 // Where a collective's code is run:
 //  - stage::run, a blocking call: the argument checks, then the collective;

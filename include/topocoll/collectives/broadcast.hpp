@@ -122,12 +122,13 @@ template <Topology Topo, Transport C, OutputBuffer Buf>
 }  // namespace detail
 
 template <Topology Topo, Transport C, OutputBuffer Buf>
-void broadcast(C& c, Buf&& buffer, int root, const options& opt = {}) {
+void broadcast(C& c, Buf&& buffer, int root, const options& opt = detail::default_options) {
   detail::checked_broadcast<Topo>(c, buffer, root, opt, detail::stage::run);
 }
 
 template <Topology Topo, Transport C, OutputBuffer Buf>
-void broadcast(C& c, Buf&& buffer, std::span<const int> roots, const options& opt = {}) {
+void broadcast(C& c, Buf&& buffer, std::span<const int> roots,
+               const options& opt = detail::default_options) {
   detail::checked_broadcast<Topo>(c, buffer, roots, opt, detail::stage::run);
 }
 

@@ -70,7 +70,8 @@ template <Topology Topo, Transport C, class In, class Out>
 
 template <Topology Topo, Transport C, class In, class Out>
 requires BufferPair<In, Out>
-void gather(C& c, In&& input, Out&& output, int root, const options& opt = {}) {
+void gather(C& c, In&& input, Out&& output, int root,
+            const options& opt = detail::default_options) {
   detail::checked_gather<Topo>(c, input, output, root, opt, detail::stage::run);
 }
 

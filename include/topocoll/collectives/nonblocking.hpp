@@ -93,7 +93,7 @@ request start_nonblocking(const C& c, std::string name, Steps steps) {
 }  // namespace detail
 
 template <Topology Topo, Transport C, OutputBuffer Buf>
-request ibroadcast(C& c, Buf&& buffer, int root, const options& opt = {}) {
+request ibroadcast(C& c, Buf&& buffer, int root, const options& opt = detail::default_options) {
   return detail::start_nonblocking(c, "ibroadcast",
                                    [&c, b = detail::out_span(buffer), root, opt](detail::stage s) {
                                      detail::checked_broadcast<Topo>(c, b, root, opt, s);
@@ -101,8 +101,8 @@ request ibroadcast(C& c, Buf&& buffer, int root, const options& opt = {}) {
 }
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
-requires ReductionBuffers<In, Out, Op> request ireduce(C& c, In&& input, Out&& output, Op op,
-                                                       int root, const options& opt = {}) {
+requires ReductionBuffers<In, Out, Op> request ireduce(
+    C& c, In&& input, Out&& output, Op op, int root, const options& opt = detail::default_options) {
   detail::check_lasting<In>();
   return detail::start_nonblocking(
       c, "ireduce",
@@ -111,8 +111,8 @@ requires ReductionBuffers<In, Out, Op> request ireduce(C& c, In&& input, Out&& o
 }
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
-requires ReductionBuffers<In, Out, Op> request iall_reduce(C& c, In&& input, Out&& output, Op op,
-                                                           const options& opt = {}) {
+requires ReductionBuffers<In, Out, Op> request
+iall_reduce(C& c, In&& input, Out&& output, Op op, const options& opt = detail::default_options) {
   detail::check_lasting<In>();
   return detail::start_nonblocking(
       c, "iall_reduce",
@@ -123,7 +123,7 @@ requires ReductionBuffers<In, Out, Op> request iall_reduce(C& c, In&& input, Out
 
 template <Topology Topo, Transport C, class In, class Out>
 requires BufferPair<In, Out> request iall_gather(C& c, In&& input, Out&& output,
-                                                 const options& opt = {}) {
+                                                 const options& opt = detail::default_options) {
   detail::check_lasting<In>();
   return detail::start_nonblocking(
       c, "iall_gather",
@@ -133,8 +133,8 @@ requires BufferPair<In, Out> request iall_gather(C& c, In&& input, Out&& output,
 }
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
-requires ReductionBuffers<In, Out, Op> request ireduce_scatter(C& c, In&& input, Out&& output,
-                                                               Op op, const options& opt = {}) {
+requires ReductionBuffers<In, Out, Op> request ireduce_scatter(
+    C& c, In&& input, Out&& output, Op op, const options& opt = detail::default_options) {
   detail::check_lasting<In>();
   return detail::start_nonblocking(
       c, "ireduce_scatter",
@@ -145,7 +145,7 @@ requires ReductionBuffers<In, Out, Op> request ireduce_scatter(C& c, In&& input,
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
 requires ReductionBuffers<In, Out, Op> request iscan(C& c, In&& input, Out&& output, Op op,
-                                                     const options& opt = {}) {
+                                                     const options& opt = detail::default_options) {
   detail::check_lasting<In>();
   return detail::start_nonblocking(
       c, "iscan",
@@ -155,8 +155,8 @@ requires ReductionBuffers<In, Out, Op> request iscan(C& c, In&& input, Out&& out
 }
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
-requires ReductionBuffers<In, Out, Op> request iexclusive_scan(C& c, In&& input, Out&& output,
-                                                               Op op, const options& opt = {}) {
+requires ReductionBuffers<In, Out, Op> request iexclusive_scan(
+    C& c, In&& input, Out&& output, Op op, const options& opt = detail::default_options) {
   detail::check_lasting<In>();
   return detail::start_nonblocking(
       c, "iexclusive_scan",
@@ -167,7 +167,7 @@ requires ReductionBuffers<In, Out, Op> request iexclusive_scan(C& c, In&& input,
 
 template <Topology Topo, Transport C, class In, class Out>
 requires BufferPair<In, Out> request iscatter(C& c, In&& input, Out&& output, int root,
-                                              const options& opt = {}) {
+                                              const options& opt = detail::default_options) {
   detail::check_lasting<In>();
   return detail::start_nonblocking(
       c, "iscatter",
@@ -177,7 +177,7 @@ requires BufferPair<In, Out> request iscatter(C& c, In&& input, Out&& output, in
 
 template <Topology Topo, Transport C, class In, class Out>
 requires BufferPair<In, Out> request igather(C& c, In&& input, Out&& output, int root,
-                                             const options& opt = {}) {
+                                             const options& opt = detail::default_options) {
   detail::check_lasting<In>();
   return detail::start_nonblocking(
       c, "igather",
@@ -187,7 +187,7 @@ requires BufferPair<In, Out> request igather(C& c, In&& input, Out&& output, int
 
 template <Topology Topo, Transport C, class In, class Out>
 requires BufferPair<In, Out> request iall_to_all(C& c, In&& input, Out&& output,
-                                                 const options& opt = {}) {
+                                                 const options& opt = detail::default_options) {
   detail::check_lasting<In>();
   return detail::start_nonblocking(
       c, "iall_to_all",
@@ -204,7 +204,8 @@ requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>> &&
     std::same_as<buffer_value_t<SendCounts>, std::size_t> &&
     std::same_as<buffer_value_t<RecvCounts>, std::size_t>
         request iall_to_all_v(C& c, In&& input, SendCounts&& send_counts, Out&& output,
-                              RecvCounts&& recv_counts, const options& opt = {}) {
+                              RecvCounts&& recv_counts,
+                              const options& opt = detail::default_options) {
   detail::check_lasting<In>();
   detail::check_lasting<SendCounts>();
   detail::check_lasting<RecvCounts>();

@@ -77,7 +77,8 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
 requires ReductionBuffers<In, Out, Op>
-void reduce(C& c, In&& input, Out&& output, Op op, int root, const options& opt = {}) {
+void reduce(C& c, In&& input, Out&& output, Op op, int root,
+            const options& opt = detail::default_options) {
   detail::checked_reduce<Topo>(c, input, output, op, root, opt, detail::stage::run);
 }
 

@@ -68,7 +68,8 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
 requires ReductionBuffers<In, Out, Op>
-void reduce_scatter(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
+void reduce_scatter(C& c, In&& input, Out&& output, Op op,
+                    const options& opt = detail::default_options) {
   detail::checked_reduce_scatter<Topo>(c, input, output, op, opt, detail::stage::run);
 }
 

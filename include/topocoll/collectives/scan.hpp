@@ -49,14 +49,15 @@ template <Topology Topo, prefix::scan_kind Kind, Transport C, class In, class Ou
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
 requires ReductionBuffers<In, Out, Op>
-void scan(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
+void scan(C& c, In&& input, Out&& output, Op op, const options& opt = detail::default_options) {
   detail::checked_scan<Topo, detail::prefix::scan_kind::inclusive>(c, input, output, op, opt,
                                                                    detail::stage::run);
 }
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
 requires ReductionBuffers<In, Out, Op>
-void exclusive_scan(C& c, In&& input, Out&& output, Op op, const options& opt = {}) {
+void exclusive_scan(C& c, In&& input, Out&& output, Op op,
+                    const options& opt = detail::default_options) {
   detail::checked_scan<Topo, detail::prefix::scan_kind::exclusive>(c, input, output, op, opt,
                                                                    detail::stage::run);
 }

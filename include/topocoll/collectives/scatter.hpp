@@ -66,7 +66,8 @@ template <Topology Topo, Transport C, class In, class Out>
 
 template <Topology Topo, Transport C, class In, class Out>
 requires BufferPair<In, Out>
-void scatter(C& c, In&& input, Out&& output, int root, const options& opt = {}) {
+void scatter(C& c, In&& input, Out&& output, int root,
+             const options& opt = detail::default_options) {
   detail::checked_scatter<Topo>(c, input, output, root, opt, detail::stage::run);
 }
 

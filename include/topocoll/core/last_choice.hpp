@@ -17,7 +17,9 @@
 // every instantiation has a slot of its own. The slot is per thread (an MPI
 // process, or one loopback rank), so nothing is shared and nothing is locked.
 // price must depend on nothing but p, the size and the cost model. Models are
-// compared byte for byte, as one block: the same bytes price the same.
+// compared byte for byte, as one block: the same bytes price the same. The
+// default options' model (detail::default_options) is known by its address:
+// where the last call passed it too, that comparison is skipped.
 
 #include <cstddef>
 #include <cstring>
@@ -34,15 +36,18 @@ auto remembered(int p, std::size_t size, const cost_model& cost, const Price& pr
   static_assert(std::is_trivially_copyable_v<R>, "an automatic choice is a plain value");
   struct slot {
     bool filled = false;
+    bool default_cost = false;  // cost was default_options.cost itself
     int p = 0;
     std::size_t size = 0;
     cost_model cost{};
     R value{};
   };
   thread_local slot last;
+  const bool default_cost = &cost == &default_options.cost;
   if (!last.filled || last.p != p || last.size != size ||
-      std::memcmp(&last.cost, &cost, sizeof(cost_model)) != 0)
-    last = {true, p, size, cost, price()};
+      !((default_cost && last.default_cost) ||
+        std::memcmp(&last.cost, &cost, sizeof(cost_model)) == 0))
+    last = {true, default_cost, p, size, cost, price()};
   return last.value;
 }
 

@@ -240,4 +240,16 @@ struct options {
   cost_model cost{};
 };
 
+namespace detail {
+
+// The options of a call that passes none: one object, the default argument of
+// every collective, so that a collective tells them by their address. Their
+// figures are known to be valid, so the per-call check of the cost model
+// (call_args::cost) and a remembered choice's comparison of models
+// (remembered) take one pointer comparison for them. A call that passes its
+// own options, equal to these or not, is checked and compared in full.
+inline constexpr options default_options{};
+
+}  // namespace detail
+
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE
