@@ -23,10 +23,11 @@
 // --calls: calls per measured variant, about (default 8192; rounded to whole
 // rounds of p calls).
 //
-// Each collective is measured four ways: the blocking call ("topocoll"), the
-// same call with options passed at run time ("options"), the persistent
-// request set up once per rank and then start() + wait() ("persistent";
-// topocoll/persistent.hpp), and the hand loop ("hand").
+// Each collective is measured five ways: the blocking call ("topocoll"), the
+// same call compiled apart from its caller ("apart"), the same call with
+// options passed at run time ("options"), the persistent request set up once
+// per rank and then start() + wait() ("persistent"; topocoll/persistent.hpp),
+// and the hand loop ("hand").
 
 #include <algorithm>
 #include <array>
@@ -179,20 +180,43 @@ void hand_all_reduce(C& c, std::span<const T> my_msg, std::span<T> result, std::
 
 // ---- the variants ------------------------------------------------------------
 // topocoll: the call with the default options, known at compile time, as a
-// call without options has them; options: the same call with options the
-// compiler cannot see (a calibrated cost model, an algorithm read from a
-// file), so its checks of them run, as they do for such a caller.
-enum class impl { topocoll, options, hand };
+// call without options has them, where GCC may inline it into its caller;
+// apart: the same call through a function pointer the compiler cannot see, so
+// that the collective is a function of its own, as an application's call to
+// it usually is (GCC inlines it only into callers it judges small enough);
+// options: the same call with options the compiler cannot see (a calibrated
+// cost model, an algorithm read from a file), so its checks of them run, as
+// they do for such a caller.
+enum class impl { topocoll, apart, options, hand };
 
-// The options variant runs on a transport type of its own, the same calls:
-// its collectives are instantiations of their own, so that GCC's choice of
-// inlining for the topocoll variant's calls does not depend on a second
-// caller of the same function.
+// Each variant but the hand loop runs on a transport type of its own, the
+// same calls: its collectives are instantiations of their own, so that GCC's
+// choice of inlining for one variant's calls does not depend on a second
+// caller of the same functions.
+struct ApartComm : NullComm<false> {
+  using NullComm<false>::NullComm;
+};
 struct OptionsComm : NullComm<false> {
   using NullComm<false>::NullComm;
 };
+struct PersistentComm : NullComm<false> {
+  using NullComm<false>::NullComm;
+};
 template <impl I>
-using comm_of = std::conditional_t<I == impl::options, OptionsComm, NullComm<false>>;
+using comm_of =
+    std::conditional_t<I == impl::options, OptionsComm,
+                       std::conditional_t<I == impl::apart, ApartComm, NullComm<false>>>;
+
+// f, which the compiler cannot follow: a call through it is a call of the
+// function itself, never inlined.
+template <class F>
+[[gnu::noipa]] F opaque(F f) {
+  return f;
+}
+// What a call without options passes for them (the default argument).
+const topocoll::options& no_options() {
+  return topocoll::detail::default_options;
+}
 
 topocoll::options options_at_run_time_storage;
 [[gnu::noipa]] const topocoll::options& options_at_run_time() {
@@ -203,6 +227,10 @@ template <int D, impl I, class C>
 void broadcast_call(C& c, std::span<int> buf, int root) {
   if constexpr (I == impl::topocoll)
     topocoll::broadcast<topocoll::Hypercube<D>>(c, std::span<int>(buf), root);
+  else if constexpr (I == impl::apart)
+    opaque<void (*)(C&, std::span<int>&&, int, const topocoll::options&)> (
+        &topocoll::broadcast<topocoll::Hypercube<D>, C, std::span<int>>)(c, std::span<int>(buf),
+                                                                         root, no_options());
   else if constexpr (I == impl::options)
     topocoll::broadcast<topocoll::Hypercube<D>>(c, std::span<int>(buf), root,
                                                 options_at_run_time());
@@ -214,6 +242,10 @@ template <int D, impl I, class C>
 void all_gather_call(C& c, std::span<const int> in, std::span<int> out) {
   if constexpr (I == impl::topocoll)
     topocoll::all_gather<topocoll::Hypercube<D>>(c, std::span<const int>(in), std::span<int>(out));
+  else if constexpr (I == impl::apart)
+    opaque<void (*)(C&, std::span<const int>&&, std::span<int>&&, const topocoll::options&)> (
+        &topocoll::all_gather<topocoll::Hypercube<D>, C, std::span<const int>, std::span<int>>)(
+        c, std::span<const int>(in), std::span<int>(out), no_options());
   else if constexpr (I == impl::options)
     topocoll::all_gather<topocoll::Hypercube<D>>(c, std::span<const int>(in), std::span<int>(out),
                                                  options_at_run_time());
@@ -225,6 +257,12 @@ template <int D, impl I, class C>
 void all_reduce_call(C& c, std::span<const int> in, std::span<int> out, std::span<int> tmp) {
   if constexpr (I == impl::topocoll)
     topocoll::all_reduce<topocoll::Hypercube<D>>(c, in, out, std::plus<>{});
+  else if constexpr (I == impl::apart)
+    opaque<void (*)(C&, std::span<const int>&&, std::span<int>&&, std::plus<>,
+                    const topocoll::options&)> (
+        &topocoll::all_reduce<topocoll::Hypercube<D>, C, std::span<const int>, std::span<int>,
+                              std::plus<>>)(c, std::span<const int>(in), std::span<int>(out),
+                                            std::plus<>{}, no_options());
   else if constexpr (I == impl::options)
     topocoll::all_reduce<topocoll::Hypercube<D>>(c, in, out, std::plus<>{}, options_at_run_time());
   else
@@ -290,7 +328,7 @@ class persistent_ranks {
   }
 
  private:
-  std::vector<NullComm<false>> comms_;
+  std::vector<PersistentComm> comms_;
   std::vector<topocoll::persistent_request> requests_;
 };
 
@@ -351,6 +389,7 @@ void run(const config& cfg) {
       }
       check_same(v, lib, hand);
       measure(v + " topocoll", p, rounds, [&] { broadcast_round<D, impl::topocoll>(buf, root); });
+      measure(v + " apart", p, rounds, [&] { broadcast_round<D, impl::apart>(buf, root); });
       measure(v + " options", p, rounds, [&] { broadcast_round<D, impl::options>(buf, root); });
       persistent_ranks<D> pr([&](auto& c) {
         return topocoll::broadcast_init<topocoll::Hypercube<D>>(c, std::span<int>(buf), root);
@@ -371,6 +410,7 @@ void run(const config& cfg) {
     }
     check_same(v, lib, hand);
     measure(v + " topocoll", p, rounds, [&] { all_gather_round<D, impl::topocoll>(in, out); });
+    measure(v + " apart", p, rounds, [&] { all_gather_round<D, impl::apart>(in, out); });
     measure(v + " options", p, rounds, [&] { all_gather_round<D, impl::options>(in, out); });
     persistent_ranks<D> pr([&](auto& c) {
       return topocoll::all_gather_init<topocoll::Hypercube<D>>(c, std::span<const int>(in),
@@ -391,6 +431,7 @@ void run(const config& cfg) {
     }
     check_same_shape(v, lib, hand);
     measure(v + " topocoll", p, rounds, [&] { all_reduce_round<D, impl::topocoll>(in, out, tmp); });
+    measure(v + " apart", p, rounds, [&] { all_reduce_round<D, impl::apart>(in, out, tmp); });
     measure(v + " options", p, rounds, [&] { all_reduce_round<D, impl::options>(in, out, tmp); });
     persistent_ranks<D> pr([&](auto& c) {
       return topocoll::all_reduce_init<topocoll::Hypercube<D>>(c, std::span<const int>(in),
