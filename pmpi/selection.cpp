@@ -221,8 +221,7 @@ topology topology_for(function f, int p, std::size_t bytes) {
 }
 
 void explain(function f, int rank, int p, std::size_t bytes, topology t) {
-  static const bool on = detail::explaining();
-  if (!on || rank != 0) return;
+  if (!detail::plan::explain::on || rank != 0) return;
   static std::mutex mutex;
   static std::set<std::tuple<function, int, std::size_t, topology>> explained;
   {

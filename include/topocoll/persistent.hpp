@@ -22,7 +22,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <cstdlib>
 #include <iomanip>
 #include <iostream>
 #include <optional>
@@ -37,17 +36,13 @@
 #include "collectives/nonblocking.hpp"
 #include "core/algorithm_table.hpp"
 #include "model/simulate.hpp"
+#include "plan/explain.hpp"
 #include "topology/needs.hpp"
 #include "version.hpp"
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
-
-inline bool explaining() {
-  const char* e = std::getenv("TOPOCOLL_EXPLAIN");
-  return e != nullptr && *e != '\0' && std::string_view(e) != "0";
-}
 
 // What a plan's line says: the collective, where it runs, the algorithm
 // (automatic: no forced algorithm's schedule is automatic's) and its predicted
@@ -149,7 +144,7 @@ persistent_request persist(C& c, std::string name, model::collective_tag<K> k, s
   if (p > 1 && m > 0) bound.algo = choose(Topo::shape(p), m, opt);
   persistent_request pr(to_start(c, std::move(name), [run, bound](stage s) { run(bound, s); }),
                         bound.algo, [k, p, m, bound] { return plan_of<Topo, T>(k, p, m, bound); });
-  if (c.rank() == 0 && explaining()) std::cerr << "topocoll: " << pr.describe() << '\n';
+  if (c.rank() == 0 && plan::explain::on) std::cerr << "topocoll: " << pr.describe() << '\n';
   return pr;
 }
 

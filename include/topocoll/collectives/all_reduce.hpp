@@ -61,9 +61,12 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
   if (!scope.proceed()) return;
   if (call.nothing_to_do(in, out)) return;
   const layout l = Topo::shape(call.p());
-  all_reduce::all_reduce<kernel_topology<Topo>>(
-      c, l, in, out, op, all_reduce_choice<Topo, buffer_value_t<Out>, Op>(l, in.size(), opt),
-      opt.cost);
+  using T = buffer_value_t<Out>;
+  const algorithm a = call.template chosen<Topo>(
+      l, in.size(), sizeof(T), opt, [](const layout& at, std::size_t m, const options& o) {
+        return all_reduce_choice<Topo, T, Op>(at, m, o);
+      });
+  all_reduce::all_reduce<kernel_topology<Topo>>(c, l, in, out, op, a, opt.cost);
 }
 
 }  // namespace detail

@@ -72,8 +72,12 @@ template <Topology Topo, Transport C, class In, class Out>
   if (!scope.proceed() || in.empty()) return;  // no blocks: nothing to choose or send
   const layout l = Topo::shape(call.p());
   const std::size_t m = in.size() / personalized::to_size(call.p());
-  personalized::all_to_all<kernel_topology<Topo>>(
-      c, l, in, out, all_to_all_choice<Topo, C, buffer_value_t<Out>>(l, m, opt), tag::all_to_all);
+  using T = buffer_value_t<Out>;
+  const algorithm a = call.template chosen<Topo>(
+      l, m, sizeof(T), opt, [](const layout& at, std::size_t n, const options& o) {
+        return all_to_all_choice<Topo, C, T>(at, n, o);
+      });
+  personalized::all_to_all<kernel_topology<Topo>>(c, l, in, out, a, tag::all_to_all);
 }
 
 }  // namespace detail

@@ -43,6 +43,7 @@
 #include "../core/options.hpp"
 #include "../core/progress.hpp"
 #include "../core/tags.hpp"
+#include "../plan/explain.hpp"
 #include "../topology/needs.hpp"
 #include "../topology/topology.hpp"
 #include "../version.hpp"
@@ -63,6 +64,26 @@ class call_args {
   collective_info info(std::span<T> per_rank, topocoll::algorithm algo,
                        int root = collective_info::no_root) const {
     return {name_, root, per_rank.size(), sizeof(T), algo};
+  }
+
+  // The algorithm this call runs over l: choose(l, m, opt), the collective's
+  // choice for m elements (per block) of element_bytes each. With
+  // TOPOCOLL_EXPLAIN (plan/explain.hpp), rank 0 first writes the line of a new
+  // plan of automatic's, choosing again with a ledger that records what was
+  // priced. choose captures no local by reference, every other test is made
+  // out of line, and the options go as a copy made inside the branch (a
+  // reference would make a caller's options a stored object), so a call that
+  // is not explained pays one test of a constant.
+  template <Topology Topo, class Choose>
+  [[gnu::always_inline]] topocoll::algorithm chosen(const layout& l, std::size_t m,
+                                                    std::size_t element_bytes, const options& opt,
+                                                    const Choose& choose,
+                                                    int root = collective_info::no_root) const {
+    if (plan::explain::on) [[unlikely]] {
+      const options copy = opt;
+      plan::explain::new_plan<Topo>({name_, rank_, p_, m, element_bytes, root}, copy, choose);
+    }
+    return choose(l, m, opt);
   }
 
   template <class... Args>

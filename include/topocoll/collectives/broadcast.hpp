@@ -84,7 +84,12 @@ template <Topology Topo, Transport C, OutputBuffer Buf>
   if (!scope.proceed() || call.p() == 1 || buf.empty()) return;
   const layout l = Topo::shape(call.p());
   auto bcast = [&]<class U>(std::span<U> b) {
-    const algorithm a = broadcast_choice<Topo, U>(l, b.size(), root, opt);
+    const algorithm a = call.template chosen<Topo>(
+        l, b.size(), sizeof(U), opt,
+        [root](const layout& at, std::size_t m, const options& o) {
+          return broadcast_choice<Topo, U>(at, m, root, o);
+        },
+        root);
     if (a == algorithm::scatter_all_gather)
       one_to_all_pieces::scatter_all_gather<kernel_topology<Topo>>(c, l, b, root);
     else
@@ -113,8 +118,12 @@ template <Topology Topo, Transport C, OutputBuffer Buf>
   if (!scope.proceed() || call.p() == 1 || buf.empty()) return;
   const std::size_t m = buf.size() / roots.size();
   const layout l = Topo::shape(call.p());
-  const algorithm a = plan::all_to_all_broadcast::choose_roots<Topo>(
-      l, roots.size(), m * sizeof(buffer_value_t<Buf>), opt);
+  using T = buffer_value_t<Buf>;
+  const algorithm a = call.template chosen<Topo>(
+      l, m, sizeof(T), opt,
+      [n = roots.size()](const layout& at, std::size_t block, const options& o) {
+        return plan::all_to_all_broadcast::choose_roots<Topo>(at, n, block * sizeof(T), o);
+      });
   all_to_all_broadcast::broadcast_roots<kernel_topology<Topo>>(
       c, l, buf, all_to_all_broadcast::roots_call{roots, m}, a, opt.cost);
 }

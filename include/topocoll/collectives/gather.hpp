@@ -62,8 +62,14 @@ template <Topology Topo, Transport C, class In, class Out>
   if constexpr (is_flat_string_v<buffer_value_t<Out>>)
     if (opt.algo != algorithm::pipelined)
       return strings::gather<kernel_topology<Topo>>(c, l, in, out, root, tag::gather);
-  one_to_all::gather<kernel_topology<Topo>>(
-      c, l, in, out, root, gather_choice<Topo, buffer_value_t<Out>>(l, in.size(), opt), opt.cost);
+  using T = buffer_value_t<Out>;
+  const algorithm a = call.template chosen<Topo>(
+      l, in.size(), sizeof(T), opt,
+      [](const layout& at, std::size_t m, const options& o) {
+        return gather_choice<Topo, T>(at, m, o);
+      },
+      root);
+  one_to_all::gather<kernel_topology<Topo>>(c, l, in, out, root, a, opt.cost);
 }
 
 }  // namespace detail

@@ -66,7 +66,13 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
   if (!scope.proceed()) return;
   if (call.nothing_to_do(in, out)) return;
   const layout l = Topo::shape(call.p());
-  const algorithm a = reduce_choice<Topo, buffer_value_t<Out>, Op>(l, in.size(), root, opt);
+  using T = buffer_value_t<Out>;
+  const algorithm a = call.template chosen<Topo>(
+      l, in.size(), sizeof(T), opt,
+      [root](const layout& at, std::size_t m, const options& o) {
+        return reduce_choice<Topo, T, Op>(at, m, root, o);
+      },
+      root);
   if (a == algorithm::reduce_scatter_gather)
     return one_to_all_pieces::reduce_scatter_gather<kernel_topology<Topo>>(c, l, in_out{in, out},
                                                                            op, root);

@@ -60,8 +60,11 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
   if (call.p() == 1) return copy_to(in, out);
   const layout l = Topo::shape(call.p());
   using T = buffer_value_t<Out>;
-  all_to_all_broadcast::reduce_scatter<kernel_topology<Topo>>(
-      c, l, in, out, op, reduce_scatter_choice<Topo, T, Op>(l, out.size(), opt), opt.cost);
+  const algorithm a = call.template chosen<Topo>(
+      l, out.size(), sizeof(T), opt, [](const layout& at, std::size_t m, const options& o) {
+        return reduce_scatter_choice<Topo, T, Op>(at, m, o);
+      });
+  all_to_all_broadcast::reduce_scatter<kernel_topology<Topo>>(c, l, in, out, op, a, opt.cost);
 }
 
 }  // namespace detail

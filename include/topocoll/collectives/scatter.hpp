@@ -58,8 +58,14 @@ template <Topology Topo, Transport C, class In, class Out>
   if (m == 0) return;
   if (call.p() == 1) return copy_to(in, out);
   const layout l = Topo::shape(call.p());
-  one_to_all::scatter<kernel_topology<Topo>>(
-      c, l, in, out, root, scatter_choice<Topo, buffer_value_t<Out>>(l, m, opt), opt.cost);
+  using T = buffer_value_t<Out>;
+  const algorithm a = call.template chosen<Topo>(
+      l, m, sizeof(T), opt,
+      [](const layout& at, std::size_t n, const options& o) {
+        return scatter_choice<Topo, T>(at, n, o);
+      },
+      root);
+  one_to_all::scatter<kernel_topology<Topo>>(c, l, in, out, root, a, opt.cost);
 }
 
 }  // namespace detail

@@ -20,6 +20,9 @@
 // compared byte for byte, as one block: the same bytes price the same. The
 // default options' model (detail::default_options) is known by its address:
 // where the last call passed it too, that comparison is skipped.
+// forget_remembered() has every decision of this thread priced anew at its
+// next call: TOPOCOLL_EXPLAIN (plan/explain.hpp) prices a new plan's choice
+// again to write down what it compared.
 
 #include <cstddef>
 #include <cstring>
@@ -30,12 +33,19 @@
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail {
 
+// The generation of this thread's remembered choices: a slot filled in an
+// earlier one is empty.
+inline thread_local unsigned remembered_generation = 1;
+inline void forget_remembered() {
+  ++remembered_generation;
+}
+
 template <class Price>
 auto remembered(int p, std::size_t size, const cost_model& cost, const Price& price) {
   using R = decltype(price());
   static_assert(std::is_trivially_copyable_v<R>, "an automatic choice is a plain value");
   struct slot {
-    bool filled = false;
+    unsigned generation = 0;    // remembered_generation when filled; 0: never
     bool default_cost = false;  // cost was default_options.cost itself
     int p = 0;
     std::size_t size = 0;
@@ -44,10 +54,10 @@ auto remembered(int p, std::size_t size, const cost_model& cost, const Price& pr
   };
   thread_local slot last;
   const bool default_cost = &cost == &default_options.cost;
-  if (!last.filled || last.p != p || last.size != size ||
+  if (last.generation != remembered_generation || last.p != p || last.size != size ||
       !((default_cost && last.default_cost) ||
         std::memcmp(&last.cost, &cost, sizeof(cost_model)) == 0))
-    last = {true, default_cost, p, size, cost, price()};
+    last = {remembered_generation, default_cost, p, size, cost, price()};
   return last.value;
 }
 

@@ -16,6 +16,7 @@
 #include "../topology/topology.hpp"
 #include "../version.hpp"
 #include "all_to_all_broadcast.hpp"
+#include "explain.hpp"
 #include "one_to_all.hpp"
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::plan::all_reduce {
@@ -70,6 +71,8 @@ algorithm cheaper_fold(const layout& l, std::size_t m, const options& opt) {
     const std::size_t bytes = m * sizeof(T);
     const auto t =
         all_reduce_folds<Topo, T, Op>(active_layout<Topo>(l), bytes, opt.cost.at_size(bytes));
+    explain::note({{"reduce_scatter_all_gather", t.reduce_scatter_all_gather},
+                   {"recursive_doubling", t.recursive_doubling}});
     return t.reduce_scatter_all_gather < t.recursive_doubling ? algorithm::reduce_scatter_all_gather
                                                               : algorithm::recursive_doubling;
   });
@@ -97,15 +100,17 @@ template <Topology Topo, class T, class Op>
   const layout vl = active_layout<Topo>(l);
   const cost_model cm = model.at_size(bytes);
   const all_reduce_cost t = all_reduce_folds<Topo, T, Op>(vl, bytes, cm.with_busy_combines(bytes));
-  double fold = m >= static_cast<std::size_t>(vl.p)
-                    ? std::min(t.recursive_doubling, t.reduce_scatter_all_gather)
-                    : t.recursive_doubling;
+  const bool pieces =
+      m >= static_cast<std::size_t>(vl.p) && t.reduce_scatter_all_gather < t.recursive_doubling;
+  double fold = pieces ? t.reduce_scatter_all_gather : t.recursive_doubling;
   if (f.e != 0) fold += 2 * cm.message(bytes) + cm.combine(bytes);
   using tree_topo = one_to_all::tree_topology<Topo>;
   const layout tl = one_to_all::tree_layout<Topo>(l);
-  return 2 * one_to_all::tree_time<tree_topo>(tl, bytes, cm) +
-             one_to_all::root_children<tree_topo>(tl) * cm.combine(bytes) <
-         fold;
+  const double trees = 2 * one_to_all::tree_time<tree_topo>(tl, bytes, cm) +
+                       one_to_all::root_children<tree_topo>(tl) * cm.combine(bytes);
+  explain::note({{"reduce_broadcast", trees},
+                 {pieces ? "reduce_scatter_all_gather" : "recursive_doubling", fold}});
+  return trees < fold;
 }
 
 // On two ranks the fold is one exchange, which the trees cannot beat.

@@ -16,6 +16,7 @@
 #include "../topology/needs.hpp"
 #include "../topology/topology.hpp"
 #include "../version.hpp"
+#include "explain.hpp"
 #include "one_to_all.hpp"
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::plan::all_to_all_broadcast {
@@ -97,6 +98,7 @@ algorithm choose_all_gather(const layout& l, std::size_t block_bytes, const opti
   return remembered(l.p, block_bytes, opt.cost, [&] {
     const cost_model cm = opt.cost.at_size(block_bytes * static_cast<std::size_t>(l.p));
     const fold_or_tree t = predict<Topo>(l, block_bytes, rs_messages::one, cm);
+    explain::note({{"tree", t.tree}, {"fold", t.fold}});
     return t.tree < t.fold ? algorithm::tree : algorithm::fold;
   });
 }
@@ -118,7 +120,9 @@ algorithm choose_reduce_scatter(const layout& l, std::size_t m, const options& o
         t.fold + cm.busy_combine(bytes) * (vp - 1.0) / vp + (vp < l.p ? cm.combine(bytes) : 0);
     const int children = one_to_all::root_children<one_to_all::tree_topology<Topo>>(
         one_to_all::tree_layout<Topo>(l));
-    return t.tree + children * cm.combine(bytes) < fold ? algorithm::tree : algorithm::fold;
+    const double tree = t.tree + children * cm.combine(bytes);
+    explain::note({{"tree", tree}, {"fold", fold}});
+    return tree < fold ? algorithm::tree : algorithm::fold;
   });
 }
 
@@ -165,6 +169,7 @@ algorithm choose_roots(const layout& l, std::size_t n, std::size_t block_bytes,
                             ? one_to_all::gather_time<tree_topo>(tl, spread, cm) +
                                   one_to_all::tree_time<tree_topo>(tl, n * block_bytes, cm)
                             : roots_fold_time<Topo>(l, n, block_bytes, cm);
+    explain::note({{"fold", fold}, {"tree", trees}});
     return fold <= trees ? algorithm::fold : algorithm::tree;
   }
 }

@@ -16,6 +16,7 @@
 #include "../topology/step.hpp"
 #include "../topology/topology.hpp"
 #include "../version.hpp"
+#include "explain.hpp"
 #include "pipeline.hpp"
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::plan::one_to_all {
@@ -108,10 +109,10 @@ algorithm blocks_tree_or_pipeline(const layout& l, std::size_t m, const cost_mod
         (cost.busy_at_least_alone() && !cost.posted(bytes)))
       return algorithm::tree;
     return remembered(l.p, bytes, cost, [&] {
-      return chain_blocks_time<Topo>(l, bytes, cost) <
-                     gather_time<Topo>(l, bytes, cost, pricing::posting)
-                 ? algorithm::pipelined
-                 : algorithm::tree;
+      const double pipe = chain_blocks_time<Topo>(l, bytes, cost),
+                   tree = gather_time<Topo>(l, bytes, cost, pricing::posting);
+      explain::note({{"pipelined", pipe}, {"tree", tree}});
+      return pipe < tree ? algorithm::pipelined : algorithm::tree;
     });
   } else {
     return algorithm::tree;

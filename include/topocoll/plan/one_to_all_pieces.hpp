@@ -16,6 +16,7 @@
 #include "../version.hpp"
 #include "all_reduce.hpp"
 #include "all_to_all_broadcast.hpp"
+#include "explain.hpp"
 #include "one_to_all.hpp"
 #include "pipeline.hpp"
 
@@ -51,17 +52,22 @@ template <Topology Topo, class T>
                                            rs_messages rs, const cost_model& model) {
   const std::size_t m = bytes / sizeof(T);
   const cost_model cm = model.at_size(bytes);
-  double best = one_to_all::tree_time<Topo>(l, bytes, cm);
+  const double tree = one_to_all::tree_time<Topo>(l, bytes, cm);
+  double best = tree, pipe = 0;
   if constexpr (chain_dims<Topo>) {
-    double pipe = 0;
     for (int j = 0; j < l.ndims; ++j)
       pipe += pipeline::ring_pipeline_time<T>(m, l.dims[j].radix, cm);
     best = std::min(best, pipe);
   }
   return on_piece_topology<Topo>(l, [&]<class S>(std::type_identity<S>, const layout& sl) {
     const auto pieces = static_cast<std::size_t>(S::folding(sl).active());
-    return bytes / pieces >= pipeline::startups_bytes(cm.piece_floor, cm) &&
-           pieces_time<S>(sl, bytes, root, rs, cm) < best;
+    if (bytes / pieces < pipeline::startups_bytes(cm.piece_floor, cm)) return false;
+    const double split = pieces_time<S>(sl, bytes, root, rs, cm);
+    if constexpr (chain_dims<Topo>)
+      explain::note({{"pieces", split}, {"tree", tree}, {"pipelined", pipe}});
+    else
+      explain::note({{"pieces", split}, {"tree", tree}});
+    return split < best;
   });
 }
 

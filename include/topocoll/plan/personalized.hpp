@@ -15,6 +15,7 @@
 #include "../topology/step.hpp"
 #include "../topology/topology.hpp"
 #include "../version.hpp"
+#include "explain.hpp"
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::plan::personalized {
 
@@ -67,15 +68,24 @@ algorithm choose(const layout& l, std::size_t block_bytes, const cost_model& mod
                  pairwise_sends sends = pairwise_sends::blocking) {
   if (l.p <= 2) return algorithm::pairwise;
   algorithm best = algorithm::pairwise;
-  double least = sends == pairwise_sends::posted ? concurrent_pairwise_cost(l.p, block_bytes, model)
-                                                 : pairwise_cost(l.p, block_bytes, model);
+  const double pairwise = sends == pairwise_sends::posted
+                              ? concurrent_pairwise_cost(l.p, block_bytes, model)
+                              : pairwise_cost(l.p, block_bytes, model);
+  double least = pairwise;
   auto consider = [&](algorithm a, ring_way way) {
     const double t = store_and_forward_cost<Topo>(l, block_bytes, model, way);
     if (t < least) least = t, best = a;
+    return t;
   };
-  consider(algorithm::store_and_forward, ring_way::forward);
+  const double forward = consider(algorithm::store_and_forward, ring_way::forward);
   constexpr topology_need both_ways = table_need("all_to_all", algorithm::bidirectional);
-  if (meets<Topo>(both_ways, l)) consider(algorithm::bidirectional, ring_way::both);
+  if (meets<Topo>(both_ways, l)) {
+    const double both = consider(algorithm::bidirectional, ring_way::both);
+    explain::note(
+        {{"pairwise", pairwise}, {"store_and_forward", forward}, {"bidirectional", both}});
+  } else {
+    explain::note({{"pairwise", pairwise}, {"store_and_forward", forward}});
+  }
   return best;
 }
 

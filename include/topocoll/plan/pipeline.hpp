@@ -13,6 +13,7 @@
 #include "../kernels/pipeline.hpp"
 #include "../topology/layout.hpp"
 #include "../version.hpp"
+#include "explain.hpp"
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::plan::pipeline {
 
@@ -61,6 +62,7 @@ bool pipeline_wins(const layout& l, std::size_t m, const cost_model& cost) {
     pipe += ring_pipeline_time<T>(m, l.dims[j].radix, cost);
     tree += ring_tree_time<T>(m, l.dims[j].radix, cost);
   }
+  explain::note({{"pipelined", pipe}, {"tree", tree}});
   return pipe < tree;
 }
 // The same on a Ring of p ranks: one dimension.
