@@ -73,10 +73,11 @@ template <Topology Topo, Transport C, class In, class Out>
   } else {
     all_to_all_broadcast::all_gather<kernel_topology<Topo>>(
         c, l, in, out, all_to_all_broadcast::equal_blocks{m},
-        call.template chosen<Topo>(l, m, sizeof(buffer_value_t<Out>), opt,
-                                   [](const layout& at, std::size_t n, const options& o) {
-                                     return all_gather_choice<Topo, buffer_value_t<Out>>(at, n, o);
-                                   }),
+        call.template chosen<Topo>(
+            l, m, sizeof(buffer_value_t<Out>), opt,
+            [] [[gnu::always_inline]] (const layout& at, std::size_t n, const options& o) {
+              return all_gather_choice<Topo, buffer_value_t<Out>>(at, n, o);
+            }),
         tag::all_gather);
   }
 }

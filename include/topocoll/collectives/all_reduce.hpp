@@ -63,7 +63,8 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
   const layout l = Topo::shape(call.p());
   using T = buffer_value_t<Out>;
   const algorithm a = call.template chosen<Topo>(
-      l, in.size(), sizeof(T), opt, [](const layout& at, std::size_t m, const options& o) {
+      l, in.size(), sizeof(T), opt,
+      [] [[gnu::always_inline]] (const layout& at, std::size_t m, const options& o) {
         return all_reduce_choice<Topo, T, Op>(at, m, o);
       });
   all_reduce::all_reduce<kernel_topology<Topo>>(c, l, in, out, op, a, opt.cost);

@@ -74,7 +74,8 @@ template <Topology Topo, Transport C, class In, class Out>
   const std::size_t m = in.size() / personalized::to_size(call.p());
   using T = buffer_value_t<Out>;
   const algorithm a = call.template chosen<Topo>(
-      l, m, sizeof(T), opt, [](const layout& at, std::size_t n, const options& o) {
+      l, m, sizeof(T), opt,
+      [] [[gnu::always_inline]] (const layout& at, std::size_t n, const options& o) {
         return all_to_all_choice<Topo, C, T>(at, n, o);
       });
   personalized::all_to_all<kernel_topology<Topo>>(c, l, in, out, a, tag::all_to_all);

@@ -83,10 +83,10 @@ template <Topology Topo, Transport C, OutputBuffer Buf>
   }
   if (!scope.proceed() || call.p() == 1 || buf.empty()) return;
   const layout l = Topo::shape(call.p());
-  auto bcast = [&]<class U>(std::span<U> b) {
+  auto bcast = [&]<class U> [[gnu::always_inline]] (std::span<U> b) {
     const algorithm a = call.template chosen<Topo>(
         l, b.size(), sizeof(U), opt,
-        [root](const layout& at, std::size_t m, const options& o) {
+        [root] [[gnu::always_inline]] (const layout& at, std::size_t m, const options& o) {
           return broadcast_choice<Topo, U>(at, m, root, o);
         },
         root);
@@ -121,7 +121,8 @@ template <Topology Topo, Transport C, OutputBuffer Buf>
   using T = buffer_value_t<Buf>;
   const algorithm a = call.template chosen<Topo>(
       l, m, sizeof(T), opt,
-      [n = roots.size()](const layout& at, std::size_t block, const options& o) {
+      [n = roots.size()] [[gnu::always_inline]] (const layout& at, std::size_t block,
+                                                 const options& o) {
         return plan::all_to_all_broadcast::choose_roots<Topo>(at, n, block * sizeof(T), o);
       });
   all_to_all_broadcast::broadcast_roots<kernel_topology<Topo>>(

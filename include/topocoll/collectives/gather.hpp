@@ -65,7 +65,7 @@ template <Topology Topo, Transport C, class In, class Out>
   using T = buffer_value_t<Out>;
   const algorithm a = call.template chosen<Topo>(
       l, in.size(), sizeof(T), opt,
-      [](const layout& at, std::size_t m, const options& o) {
+      [] [[gnu::always_inline]] (const layout& at, std::size_t m, const options& o) {
         return gather_choice<Topo, T>(at, m, o);
       },
       root);

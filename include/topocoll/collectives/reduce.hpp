@@ -69,7 +69,7 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
   using T = buffer_value_t<Out>;
   const algorithm a = call.template chosen<Topo>(
       l, in.size(), sizeof(T), opt,
-      [root](const layout& at, std::size_t m, const options& o) {
+      [root] [[gnu::always_inline]] (const layout& at, std::size_t m, const options& o) {
         return reduce_choice<Topo, T, Op>(at, m, root, o);
       },
       root);

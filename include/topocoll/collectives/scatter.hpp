@@ -61,7 +61,7 @@ template <Topology Topo, Transport C, class In, class Out>
   using T = buffer_value_t<Out>;
   const algorithm a = call.template chosen<Topo>(
       l, m, sizeof(T), opt,
-      [](const layout& at, std::size_t n, const options& o) {
+      [] [[gnu::always_inline]] (const layout& at, std::size_t n, const options& o) {
         return scatter_choice<Topo, T>(at, n, o);
       },
       root);
