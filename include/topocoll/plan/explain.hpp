@@ -21,12 +21,11 @@
 // Without the setting a call tests one constant (on); note() is reached only
 // where a choice is priced, never where it is remembered.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <initializer_list>
-#include <iomanip>
 #include <iostream>
-#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -79,8 +78,9 @@ struct call_shape {
 inline std::string line(const call_shape& s, std::string_view topology, algorithm chosen,
                         const comparisons& noted) {
   std::ostringstream o;
-  o << std::setprecision(4) << "topocoll: " << s.collective << " on " << topology << ", p = " << s.p
-    << ", m = " << s.m << ", " << s.element_bytes << "-byte elements";
+  o.precision(4);
+  o << "topocoll: " << s.collective << " on " << topology << ", p = " << s.p << ", m = " << s.m
+    << ", " << s.element_bytes << "-byte elements";
   if (s.root >= 0) o << ", root " << s.root;
   o << ": automatic takes " << to_string(chosen);
   if (noted.empty()) return o.str() + ", chosen without pricing";
@@ -116,11 +116,12 @@ template <class Topo, class Choose>
 [[gnu::cold, gnu::noinline]] void new_plan(const call_shape& s, const options& opt,
                                            const Choose& choose) {
   if (s.rank != 0 || opt.algo != algorithm::automatic) return;
-  thread_local std::set<std::string> seen;
+  thread_local std::vector<std::string> seen;  // a few plans per call site
   std::string key(reinterpret_cast<const char*>(&opt.cost), sizeof opt.cost);
   for (const std::size_t v : {std::size_t(s.p), s.m, std::size_t(s.root)})
     key.append(reinterpret_cast<const char*>(&v), sizeof v);
-  if (!seen.insert(std::move(key)).second) return;
+  if (std::find(seen.begin(), seen.end(), key) != seen.end()) return;
+  seen.push_back(std::move(key));
   comparisons noted;
   algorithm chosen;
   {
