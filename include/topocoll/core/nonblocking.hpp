@@ -32,7 +32,6 @@
 #include <cstddef>
 #include <memory>
 #include <new>
-#include <optional>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -57,7 +56,10 @@ namespace detail {
 // the rest in a vector (a pipeline's many segments). The inline slots are
 // raw storage: a request is built in place from isend's result and destroyed
 // after its wait, so a batch of one send constructs, moves and destroys one
-// request, not eight.
+// request, not eight. An empty store (a tree sweep whose one send is held,
+// send_batch below) costs two tests to wait for and to destroy: the loops
+// over requests, and the overflow vector, are reached only when there are
+// requests.
 template <class C, class T, bool = NonblockingTransport<C, T>>
 class request_store {
  public:
@@ -72,36 +74,48 @@ class request_store<C, T, true> {
   request_store() = default;
   request_store(const request_store&) = delete;
   request_store& operator=(const request_store&) = delete;
-  ~request_store() { clear_inline(); }  // pending requests (an exception) abandon their sends
+  // Pending requests (an exception) abandon their sends.
+  [[gnu::always_inline]] ~request_store() {
+    if (n_ != 0) destroy_inline();
+  }
 
   void reserve(std::size_t n) {
-    if (n > capacity) overflow_.reserve(n - capacity);
+    if (n > capacity) overflow().reserve(n - capacity);
   }
   void push(int peer, int tag, std::span<const T> data, C& c) {
     if (n_ < capacity) {
       ::new (static_cast<void*>(slots_ + n_ * sizeof(request))) request(c.isend(peer, tag, data));
       ++n_;
     } else {
-      overflow_.push_back(c.isend(peer, tag, data));
+      overflow().push_back(c.isend(peer, tag, data));
     }
   }
-  void wait(C& c) {
-    if (n_ != 0) c.wait_all(std::span<request>(inline_requests(), n_));
-    clear_inline();
-    if (!overflow_.empty()) c.wait_all(std::span<request>(overflow_));
-    overflow_.clear();
+  [[gnu::always_inline]] void wait(C& c) {
+    if (n_ != 0) wait_pending(c);  // none inline, so none in the overflow either
   }
 
  private:
   static constexpr std::size_t capacity = 8;
+  void wait_pending(C& c) {
+    c.wait_all(std::span<request>(inline_requests(), n_));
+    destroy_inline();
+    if (overflow_ && !overflow_->empty()) {
+      c.wait_all(std::span<request>(*overflow_));
+      overflow_->clear();
+    }
+  }
   request* inline_requests() { return std::launder(reinterpret_cast<request*>(slots_)); }
-  void clear_inline() noexcept {
+  std::vector<request>& overflow() {
+    if (!overflow_) overflow_ = std::make_unique<std::vector<request>>();
+    return *overflow_;
+  }
+  void destroy_inline() noexcept {
     std::destroy_n(inline_requests(), n_);
     n_ = 0;
   }
   alignas(request) std::byte slots_[capacity * sizeof(request)];
   std::size_t n_ = 0;
-  std::vector<request> overflow_;
+  std::unique_ptr<std::vector<request>> overflow_;  // only past `capacity` requests
 };
 
 // How the sends of a batch follow one another.
@@ -136,6 +150,7 @@ class send_batch {
   send_batch(C& c, sends_follow f) : c_(c), follow_(f) {}
   send_batch(const send_batch&) = delete;
   send_batch& operator=(const send_batch&) = delete;
+  [[gnu::always_inline]] ~send_batch() = default;
 
   void send(int peer, int tag, std::span<const T> data) {
     if constexpr (!nonblocking) {
@@ -143,28 +158,29 @@ class send_batch {
     } else if (follow_ == sends_follow::overlapped) {
       reqs_.push(peer, tag, data, c_);
     } else {
-      if (held_) reqs_.push(held_->peer, held_->tag, held_->data, c_);
+      if (held_.peer >= 0) reqs_.push(held_.peer, held_.tag, held_.data, c_);
       held_ = held{peer, tag, data};
     }
   }
 
-  void wait() {
-    if (held_) {
-      const held h = *held_;
-      held_.reset();
-      c_.send(h.peer, h.tag, h.data);
+  [[gnu::always_inline]] void wait() {
+    if constexpr (nonblocking) {
+      if (held_.peer >= 0) {
+        const held h = std::exchange(held_, held{});
+        c_.send(h.peer, h.tag, h.data);
+      }
+      reqs_.wait(c_);
     }
-    reqs_.wait(c_);
   }
 
  private:
-  struct held {
-    int peer, tag;
+  struct held {  // the back-to-back send not yet started; none where peer < 0
+    int peer = -1, tag = 0;
     std::span<const T> data;
   };
   C& c_;
   sends_follow follow_ = sends_follow::overlapped;
-  std::optional<held> held_;
+  held held_;
   request_store<C, T> reqs_;
 };
 
