@@ -120,15 +120,13 @@ class call_args {
   // A root in [0, p), and a buffer only the root uses (in of scatter, out of
   // gather and reduce): exactly `want` elements at the root; empty
   // (untouched) or `want` elsewhere. `want_is` says what `want` is, e.g.
-  // "p * in.size()".
-  void root_buffer(int root, std::string_view what, std::string_view want_is, std::size_t got,
-                   std::size_t want) const {
-    this->root(root);
-    if (rank_ == root && got != want)
-      reject(what, " (at the root: ", want_is, ") holds ", got, " elements, expected ", want);
-    if (rank_ != root && got != 0 && got != want)
-      reject(what, " holds ", got, " elements, expected ", want, " (", want_is,
-             ") or 0 on a rank other than the root");
+  // "p * in.size()". Inlined: a good call costs three tests; the names are
+  // passed only to the cold path that writes the message.
+  [[gnu::always_inline]] void root_buffer(int root, std::string_view what, std::string_view want_is,
+                                          std::size_t got, std::size_t want) const {
+    if (root >= 0 && root < p_ && (got == want || (got == 0 && rank_ != root))) [[likely]]
+      return;
+    reject_root_buffer(root, what, want_is, got, want);
   }
 
   // Every figure of the cost model finite and >= 0: the automatic choices and
@@ -185,19 +183,14 @@ class call_args {
   // `at` elements into the longer (both the same length: at == 0). false when
   // they are disjoint; std::invalid_argument for any other overlap.
   template <class T>
-  bool in_place(std::span<const T> in, std::span<T> writable_out, std::size_t at) const {
+  [[gnu::always_inline]] bool in_place(std::span<const T> in, std::span<T> writable_out,
+                                       std::size_t at) const {
     const std::span<const T> out = writable_out;
     if (in.empty() || out.empty()) return false;
     const std::less<const T*> lt;
     if (!lt(in.data(), out.data() + out.size()) || !lt(out.data(), in.data() + in.size()))
       return false;
-    const bool in_shorter = in.size() <= out.size();
-    const std::span<const T> whole = in_shorter ? out : in, part = in_shorter ? in : out;
-    if (at <= whole.size() && part.size() <= whole.size() - at && part.data() == whole.data() + at)
-      return true;
-    reject("in and out overlap without being the same elements (in-place use wants ",
-           in_shorter ? "in" : "out", " at element ", at, " of ", in_shorter ? "out" : "in",
-           "); pass disjoint buffers, or the in-place arrangement");
+    return placed(in, out, at);
   }
 
   // The cases every collective settles without a message: no elements
@@ -210,6 +203,32 @@ class call_args {
   }
 
  private:
+  [[noreturn, gnu::cold, gnu::noinline]] void reject_root_buffer(int root, std::string_view what,
+                                                                 std::string_view want_is,
+                                                                 std::size_t got,
+                                                                 std::size_t want) const {
+    this->root(root);
+    if (rank_ == root)
+      reject(what, " (at the root: ", want_is, ") holds ", got, " elements, expected ", want);
+    reject(what, " holds ", got, " elements, expected ", want, " (", want_is,
+           ") or 0 on a rank other than the root");
+  }
+
+  // in and out overlap: true where in is out's block at `at` (or out in's),
+  // the in-place arrangement; any other overlap is rejected. Out of line, as
+  // the message is; disjoint buffers never come here.
+  template <class T>
+  [[gnu::noinline]] bool placed(std::span<const T> in, std::span<const T> out,
+                                std::size_t at) const {
+    const bool in_shorter = in.size() <= out.size();
+    const std::span<const T> whole = in_shorter ? out : in, part = in_shorter ? in : out;
+    if (at <= whole.size() && part.size() <= whole.size() - at && part.data() == whole.data() + at)
+      return true;
+    reject("in and out overlap without being the same elements (in-place use wants ",
+           in_shorter ? "in" : "out", " at element ", at, " of ", in_shorter ? "out" : "in",
+           "); pass disjoint buffers, or the in-place arrangement");
+  }
+
   // The largest of the figures' bit patterns, read as unsigned integers. A
   // double is +0.0 or finite and positive exactly when its pattern is at most
   // the largest double's: a set sign bit (a negative figure, and -0.0, which
