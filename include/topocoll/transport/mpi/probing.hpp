@@ -46,11 +46,17 @@ class probes : public agreement_check {
     return message_size(st, source, tag);
   }
 
-  // MPI_Get_count is the cheap call; it gives MPI_UNDEFINED beyond INT_MAX bytes.
-  std::size_t message_size(const MPI_Status& st, int source, int tag) {
+  // MPI_Get_count is the cheap call; it gives MPI_UNDEFINED beyond INT_MAX
+  // bytes. Inlined into every receive: out of line, saving and restoring the
+  // registers its rare branches use cost more than the call itself.
+  [[gnu::always_inline]] std::size_t message_size(const MPI_Status& st, int source, int tag) {
     int count = MPI_UNDEFINED;
     check(MPI_Get_count(&st, MPI_BYTE, &count), "MPI_Get_count", source, tag);
-    if (count != MPI_UNDEFINED) return static_cast<std::size_t>(count);
+    if (count != MPI_UNDEFINED) [[likely]]
+      return static_cast<std::size_t>(count);
+    return large_message_size(st, source, tag);
+  }
+  [[gnu::noinline]] std::size_t large_message_size(const MPI_Status& st, int source, int tag) {
     MPI_Count n = 0;
     check(MPI_Get_elements_x(&st, MPI_BYTE, &n), "MPI_Get_elements_x", source, tag);
     return static_cast<std::size_t>(n);
