@@ -1,10 +1,12 @@
 // The core helpers the algorithms build on: the work-buffer pool
-// (core/workspace.hpp) and the batch of concurrent sends
-// (core/nonblocking.hpp). Built with TOPOCOLL_POISON_SCRATCH, like every suite.
+// (core/workspace.hpp), the batch of concurrent sends (core/nonblocking.hpp)
+// and the blocks of started collectives (core/progress.hpp). Built with
+// TOPOCOLL_POISON_SCRATCH, like every suite.
 #define BOOST_TEST_MODULE core
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <fstream>
 #include <functional>
@@ -14,6 +16,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -68,6 +71,29 @@ BOOST_AUTO_TEST_CASE(scratch_of_a_non_trivial_type_constructs_its_elements) {
   for (const std::string& x : s.span()) BOOST_TEST(x.empty());
   s.span()[1] = std::string(1000, 'x');  // a real object: assignment allocates and frees
   BOOST_TEST(s.span()[1].size() == 1000u);
+}
+
+// A started collective's block goes back to its thread's spares and holds
+// the next one; a block freed on another thread stays there, and a thread's
+// spares are freed at its exit (the sanitizer build would report a leak).
+BOOST_AUTO_TEST_CASE(started_collectives_reuse_their_blocks) {
+  struct block {
+    std::array<char, 200> bytes{};
+  };
+  const auto make = [] {
+    return std::allocate_shared<block>(detail::recycling_allocator<block>{});
+  };
+  auto a = make();
+  const void* first = a.get();
+  a.reset();
+  auto b = make();
+  BOOST_TEST(b.get() == first);
+  bool reused_there = false;
+  std::thread([&] {
+    b.reset();  // into this thread's spares
+    reused_there = make().get() == first;
+  }).join();
+  BOOST_TEST(reused_there);
 }
 
 BOOST_AUTO_TEST_CASE(release_workspace_frees_idle_blocks_only) {

@@ -136,14 +136,14 @@ plan_summary plan_of(Kind k, int p, std::size_t m, const options& opt) {
 // elements, strings, scans) the options stay as given. Rank 0 explains the
 // plan when TOPOCOLL_EXPLAIN asks.
 template <Topology Topo, class T, Transport C, model::collective K, class Run, class Choose>
-persistent_request persist(C& c, std::string name, model::collective_tag<K> k, std::size_t m,
+persistent_request persist(C& c, std::string_view name, model::collective_tag<K> k, std::size_t m,
                            const options& opt, Run run, Choose choose) {
   run(opt, stage::check);
   const int p = c.size();
   options bound = opt;
   if (p > 1 && m > 0) bound.algo = choose(Topo::shape(p), m, opt);
-  persistent_request pr(to_start(c, std::move(name), [run, bound](stage s) { run(bound, s); }),
-                        bound.algo, [k, p, m, bound] { return plan_of<Topo, T>(k, p, m, bound); });
+  persistent_request pr(to_start(c, name, [run, bound](stage s) { run(bound, s); }), bound.algo,
+                        [k, p, m, bound] { return plan_of<Topo, T>(k, p, m, bound); });
   if (c.rank() == 0 && plan::explain::on) std::cerr << "topocoll: " << pr.describe() << '\n';
   return pr;
 }

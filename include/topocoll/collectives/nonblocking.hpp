@@ -17,6 +17,7 @@
 #include <ranges>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -68,9 +69,10 @@ struct started_steps final : started_collective {
 // The collective `steps` on c, its arguments checked already, to run later
 // as one started collective named `name`.
 template <Transport C, class Steps>
-std::shared_ptr<started_collective> to_start(const C& c, std::string name, Steps steps) {
-  auto s = std::make_shared<started_steps<Steps>>(std::move(steps));
-  s->name = std::move(name);
+std::shared_ptr<started_collective> to_start(const C& c, std::string_view name, Steps steps) {
+  auto s = std::allocate_shared<started_steps<Steps>>(recycling_allocator<started_steps<Steps>>{},
+                                                      std::move(steps));
+  s->name = name;
   s->comm = &c;
   s->resumable = ResumableTransport<C>;
   return s;
@@ -78,14 +80,14 @@ std::shared_ptr<started_collective> to_start(const C& c, std::string name, Steps
 
 // The same, checked now.
 template <Transport C, class Steps>
-std::shared_ptr<started_collective> checked_start(const C& c, std::string name, Steps steps) {
+std::shared_ptr<started_collective> checked_start(const C& c, std::string_view name, Steps steps) {
   steps(stage::check);
-  return to_start(c, std::move(name), std::move(steps));
+  return to_start(c, name, std::move(steps));
 }
 
 template <Transport C, class Steps>
-request start_nonblocking(const C& c, std::string name, Steps steps) {
-  std::shared_ptr<started_collective> s = checked_start(c, std::move(name), std::move(steps));
+request start_nonblocking(const C& c, std::string_view name, Steps steps) {
+  std::shared_ptr<started_collective> s = checked_start(c, name, std::move(steps));
   started_on_this_thread().push(*s);
   return request(std::move(s));
 }
@@ -94,53 +96,55 @@ request start_nonblocking(const C& c, std::string name, Steps steps) {
 
 template <Topology Topo, Transport C, OutputBuffer Buf>
 request ibroadcast(C& c, Buf&& buffer, int root, const options& opt = detail::default_options) {
-  return detail::start_nonblocking(c, "ibroadcast",
-                                   [&c, b = detail::out_span(buffer), root, opt](detail::stage s) {
-                                     detail::checked_broadcast<Topo>(c, b, root, opt, s);
-                                   });
+  return detail::start_nonblocking(
+      c, "ibroadcast",
+      [&c, b = detail::out_span(buffer), root, opt = detail::kept_options(opt)](detail::stage s) {
+        detail::checked_broadcast<Topo>(c, b, root, opt, s);
+      });
 }
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
 requires ReductionBuffers<In, Out, Op> request ireduce(
     C& c, In&& input, Out&& output, Op op, int root, const options& opt = detail::default_options) {
   detail::check_lasting<In>();
-  return detail::start_nonblocking(
-      c, "ireduce",
-      [&c, in = detail::in_span(input), out = detail::out_span(output), op, root,
-       opt](detail::stage s) { detail::checked_reduce<Topo>(c, in, out, op, root, opt, s); });
+  return detail::start_nonblocking(c, "ireduce",
+                                   [&c, in = detail::in_span(input), out = detail::out_span(output),
+                                    op, root, opt = detail::kept_options(opt)](detail::stage s) {
+                                     detail::checked_reduce<Topo>(c, in, out, op, root, opt, s);
+                                   });
 }
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
 requires ReductionBuffers<In, Out, Op> request
 iall_reduce(C& c, In&& input, Out&& output, Op op, const options& opt = detail::default_options) {
   detail::check_lasting<In>();
-  return detail::start_nonblocking(
-      c, "iall_reduce",
-      [&c, in = detail::in_span(input), out = detail::out_span(output), op, opt](detail::stage s) {
-        detail::checked_all_reduce<Topo>(c, in, out, op, opt, s);
-      });
+  return detail::start_nonblocking(c, "iall_reduce",
+                                   [&c, in = detail::in_span(input), out = detail::out_span(output),
+                                    op, opt = detail::kept_options(opt)](detail::stage s) {
+                                     detail::checked_all_reduce<Topo>(c, in, out, op, opt, s);
+                                   });
 }
 
 template <Topology Topo, Transport C, class In, class Out>
 requires BufferPair<In, Out> request iall_gather(C& c, In&& input, Out&& output,
                                                  const options& opt = detail::default_options) {
   detail::check_lasting<In>();
-  return detail::start_nonblocking(
-      c, "iall_gather",
-      [&c, in = detail::in_span(input), out = detail::out_span(output), opt](detail::stage s) {
-        detail::checked_all_gather<Topo>(c, in, out, opt, s);
-      });
+  return detail::start_nonblocking(c, "iall_gather",
+                                   [&c, in = detail::in_span(input), out = detail::out_span(output),
+                                    opt = detail::kept_options(opt)](detail::stage s) {
+                                     detail::checked_all_gather<Topo>(c, in, out, opt, s);
+                                   });
 }
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
 requires ReductionBuffers<In, Out, Op> request ireduce_scatter(
     C& c, In&& input, Out&& output, Op op, const options& opt = detail::default_options) {
   detail::check_lasting<In>();
-  return detail::start_nonblocking(
-      c, "ireduce_scatter",
-      [&c, in = detail::in_span(input), out = detail::out_span(output), op, opt](detail::stage s) {
-        detail::checked_reduce_scatter<Topo>(c, in, out, op, opt, s);
-      });
+  return detail::start_nonblocking(c, "ireduce_scatter",
+                                   [&c, in = detail::in_span(input), out = detail::out_span(output),
+                                    op, opt = detail::kept_options(opt)](detail::stage s) {
+                                     detail::checked_reduce_scatter<Topo>(c, in, out, op, opt, s);
+                                   });
 }
 
 template <Topology Topo, Transport C, class In, class Out, class Op>
@@ -149,7 +153,8 @@ requires ReductionBuffers<In, Out, Op> request iscan(C& c, In&& input, Out&& out
   detail::check_lasting<In>();
   return detail::start_nonblocking(
       c, "iscan",
-      [&c, in = detail::in_span(input), out = detail::out_span(output), op, opt](detail::stage s) {
+      [&c, in = detail::in_span(input), out = detail::out_span(output), op,
+       opt = detail::kept_options(opt)](detail::stage s) {
         detail::checked_scan<Topo, detail::prefix::scan_kind::inclusive>(c, in, out, op, opt, s);
       });
 }
@@ -160,7 +165,8 @@ requires ReductionBuffers<In, Out, Op> request iexclusive_scan(
   detail::check_lasting<In>();
   return detail::start_nonblocking(
       c, "iexclusive_scan",
-      [&c, in = detail::in_span(input), out = detail::out_span(output), op, opt](detail::stage s) {
+      [&c, in = detail::in_span(input), out = detail::out_span(output), op,
+       opt = detail::kept_options(opt)](detail::stage s) {
         detail::checked_scan<Topo, detail::prefix::scan_kind::exclusive>(c, in, out, op, opt, s);
       });
 }
@@ -169,31 +175,33 @@ template <Topology Topo, Transport C, class In, class Out>
 requires BufferPair<In, Out> request iscatter(C& c, In&& input, Out&& output, int root,
                                               const options& opt = detail::default_options) {
   detail::check_lasting<In>();
-  return detail::start_nonblocking(
-      c, "iscatter",
-      [&c, in = detail::in_span(input), out = detail::out_span(output), root,
-       opt](detail::stage s) { detail::checked_scatter<Topo>(c, in, out, root, opt, s); });
+  return detail::start_nonblocking(c, "iscatter",
+                                   [&c, in = detail::in_span(input), out = detail::out_span(output),
+                                    root, opt = detail::kept_options(opt)](detail::stage s) {
+                                     detail::checked_scatter<Topo>(c, in, out, root, opt, s);
+                                   });
 }
 
 template <Topology Topo, Transport C, class In, class Out>
 requires BufferPair<In, Out> request igather(C& c, In&& input, Out&& output, int root,
                                              const options& opt = detail::default_options) {
   detail::check_lasting<In>();
-  return detail::start_nonblocking(
-      c, "igather",
-      [&c, in = detail::in_span(input), out = detail::out_span(output), root,
-       opt](detail::stage s) { detail::checked_gather<Topo>(c, in, out, root, opt, s); });
+  return detail::start_nonblocking(c, "igather",
+                                   [&c, in = detail::in_span(input), out = detail::out_span(output),
+                                    root, opt = detail::kept_options(opt)](detail::stage s) {
+                                     detail::checked_gather<Topo>(c, in, out, root, opt, s);
+                                   });
 }
 
 template <Topology Topo, Transport C, class In, class Out>
 requires BufferPair<In, Out> request iall_to_all(C& c, In&& input, Out&& output,
                                                  const options& opt = detail::default_options) {
   detail::check_lasting<In>();
-  return detail::start_nonblocking(
-      c, "iall_to_all",
-      [&c, in = detail::in_span(input), out = detail::out_span(output), opt](detail::stage s) {
-        detail::checked_all_to_all<Topo>(c, in, out, opt, s);
-      });
+  return detail::start_nonblocking(c, "iall_to_all",
+                                   [&c, in = detail::in_span(input), out = detail::out_span(output),
+                                    opt = detail::kept_options(opt)](detail::stage s) {
+                                     detail::checked_all_to_all<Topo>(c, in, out, opt, s);
+                                   });
 }
 
 // all_to_all_v with the receive counts known (MPI_Ialltoallv's contract);
@@ -213,7 +221,9 @@ requires std::same_as<buffer_value_t<In>, buffer_value_t<Out>> &&
       c, "iall_to_all_v",
       [&c, in = detail::in_span(input), sc = detail::in_span(send_counts),
        out = detail::out_span(output), rc = detail::in_span(recv_counts),
-       opt](detail::stage s) { detail::checked_all_to_all_v<Topo>(c, in, sc, out, rc, opt, s); });
+       opt = detail::kept_options(opt)](detail::stage s) {
+        detail::checked_all_to_all_v<Topo>(c, in, sc, out, rc, opt, s);
+      });
 }
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

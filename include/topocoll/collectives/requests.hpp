@@ -83,11 +83,11 @@ class request_handle {
     try {
       wait();
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "topocoll: %s failed in a request destroyed unwaited: %s\n",
-                   s_->name.c_str(), e.what());
+      std::fprintf(stderr, "topocoll: %.*s failed in a request destroyed unwaited: %s\n",
+                   static_cast<int>(s_->name.size()), s_->name.data(), e.what());
     } catch (...) {
-      std::fprintf(stderr, "topocoll: %s failed in a request destroyed unwaited\n",
-                   s_->name.c_str());
+      std::fprintf(stderr, "topocoll: %.*s failed in a request destroyed unwaited\n",
+                   static_cast<int>(s_->name.size()), s_->name.data());
     }
   }
 
@@ -146,7 +146,7 @@ class persistent_request : private detail::request_handle {
     detail::started_collective* s = state();
     if (s == nullptr) throw std::logic_error("topocoll::persistent_request::start: no collective");
     if (active())
-      throw std::logic_error("topocoll::persistent_request::start: " + s->name +
+      throw std::logic_error("topocoll::persistent_request::start: " + std::string(s->name) +
                              " was started and has not completed (test or wait for it first)");
     detail::started_on_this_thread().push(*s);
   }

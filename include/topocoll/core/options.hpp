@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <optional>
 #include <string_view>
 
 #include "../version.hpp"
@@ -249,6 +250,20 @@ namespace detail {
 // (remembered) take one pointer comparison for them. A call that passes its
 // own options, equal to these or not, is checked and compared in full.
 inline constexpr options default_options{};
+
+// The options a started collective keeps until it runs: a copy of the
+// caller's, or, for a call that passed none, the default object itself, so
+// that the started run keeps the one-comparison checks above.
+class kept_options {
+ public:
+  explicit kept_options(const options& o) {
+    if (&o != &default_options) copy_.emplace(o);
+  }
+  operator const options&() const { return copy_ ? *copy_ : default_options; }
+
+ private:
+  std::optional<options> copy_;
+};
 
 }  // namespace detail
 
