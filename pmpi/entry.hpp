@@ -148,9 +148,13 @@ decltype(auto) on_topology(function f, call_size s, Run&& run) {
   return with_topology(t, std::forward<Run>(run));
 }
 
-// options{} for f's selected algorithm.
-inline options options_of(function f) {
-  return options{selected(f).algo, {}};
+// The options for f's selected algorithm: where none is forced, the default
+// object itself, which the collective's checks and its remembered choice
+// tell by its address (core/options.hpp) instead of checking and comparing
+// the cost model at every call.
+inline const options& options_of(function f) {
+  const choice& c = selected(f);
+  return c.algo == algorithm::automatic ? detail::default_options : c.forced;
 }
 
 }  // namespace topocoll::pmpi

@@ -123,6 +123,7 @@ function select_one(std::string_view entry) {
   c.topo = topo == "automatic" ? topology::automatic : parse_topology(entry, topo);
   if (colon != std::string_view::npos)
     c.algo = parse_algorithm(entry, f, c.topo, trimmed(rest.substr(colon + 1)));
+  c.forced.algo = c.algo;
   choices[static_cast<std::size_t>(f)] = c;
   return f;
 }

@@ -25,6 +25,7 @@ std::string_view topology_name(topology t);
 struct choice {
   topology topo = topology::automatic;
   algorithm algo = algorithm::automatic;
+  options forced{};  // options{algo}, what a call passes where algo is forced
 };
 
 // Parses a TOPOCOLL_PMPI value; throws std::invalid_argument naming the
