@@ -6,6 +6,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 
 namespace topocoll::pmpi {
@@ -24,6 +25,32 @@ bool hooked = false;
 thread_local std::vector<started_record*> pending;
 thread_local bool polling = false;
 
+// Records of this thread's finished calls, for its next calls. spares_open
+// turns false as the list goes at thread exit; a record given back after
+// that is freed.
+struct spare_list {
+  std::array<started_record*, 16> records{};
+  std::size_t n = 0;
+  ~spare_list();
+};
+thread_local bool spares_open = true;
+thread_local spare_list spares;
+spare_list::~spare_list() {
+  spares_open = false;
+  for (std::size_t i = 0; i < n; ++i) delete records[i];
+}
+
+std::unique_ptr<started_record, record_return> record_for(function f, MPI_Comm comm) {
+  if (!spares_open || spares.n == 0)
+    return std::unique_ptr<started_record, record_return>(
+        new started_record{f, comm, place_of(comm), {}, 0, {}, {}, {}});
+  started_record* r = spares.records[--spares.n];
+  r->f = f;
+  r->comm = comm;
+  r->at = place_of(comm);
+  return std::unique_ptr<started_record, record_return>(r);
+}
+
 // The generalized request's status: a collective's, as Open MPI gives its own
 // completed ones (source MPI_PROC_NULL, no tag, no elements, not
 // cancelled); MPI_ERROR is left to the completion function, which returns
@@ -39,7 +66,7 @@ int query(void* state, MPI_Status* status) {
 // MPI is done with the request (completed and waited for, tested or freed):
 // the record goes, on the thread that ran its collective.
 int release(void* state) {
-  constexpr auto dispose = [](void* r) { delete static_cast<started_record*>(r); };
+  constexpr auto dispose = [](void* r) { recycle_record(static_cast<started_record*>(r)); };
   if (!hands_over() || !disposed_on_progress_thread(dispose, state)) dispose(state);
   return MPI_SUCCESS;
 }
@@ -89,7 +116,7 @@ int progress() {
     ++events;
     if (blocking_wait* w = r->waiter) {
       w->code = r->code;
-      delete r;
+      recycle_record(r);
       mark_done(w->done);
     } else {
       PMPI_Grequest_complete(r->greq);  // may release r (a request freed before completion)
@@ -139,8 +166,22 @@ void complete_started_on(MPI_Comm comm) {
   complete_where([comm](const started_record* r) { return r->comm == comm; });
 }
 
-started_call::started_call(function fn, MPI_Comm comm)
-    : f(fn), record_(new started_record{fn, comm, place_of(comm), {}, {}, {}}) {}
+void recycle_record(started_record* r) noexcept {
+  r->request = {};
+  r->then = nullptr;
+  r->kept.clear();
+  for (std::size_t i = 0; i < r->images_kept; ++i) r->images[i] = byte_image{};
+  r->images_kept = 0;
+  r->greq = MPI_REQUEST_NULL;
+  r->waiter = nullptr;
+  r->code = MPI_SUCCESS;
+  if (spares_open && spares.n < spares.records.size())
+    spares.records[spares.n++] = r;
+  else
+    delete r;
+}
+
+started_call::started_call(function fn, MPI_Comm comm) : f(fn), record_(record_for(fn, comm)) {}
 
 MPI_Request started_call::launch() {
   MPI_Request request = MPI_REQUEST_NULL;

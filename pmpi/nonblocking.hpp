@@ -17,12 +17,15 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <atomic>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
 
+#include "byte_image.hpp"
 #include "entry.hpp"
 #include "progress_thread.hpp"
 #include "runs.hpp"
@@ -49,7 +52,10 @@ struct blocking_wait {
   int code = MPI_SUCCESS;  // the collective's error
 };
 
-// What a started call holds until its collective completes.
+// What a started call holds until its collective completes. Records are
+// reused: one that is done goes back to its thread's spares (recycle_record),
+// keeping its lists' capacity, so that a call that keeps only byte images
+// allocates nothing of its own once the first calls have run.
 struct started_record {
   struct held_base {
     virtual ~held_base() = default;
@@ -63,14 +69,24 @@ struct started_record {
   function f;
   MPI_Comm comm;
   place at;
-  // The byte images and count arrays the collective reads and writes; the
-  // request goes first (members are destroyed last to first).
+  // The byte images and count arrays the collective reads and writes: the
+  // first images in the record's own slots, anything else held on the heap.
+  // The request goes first (members are destroyed last to first).
+  std::array<byte_image, 2> images{};
+  std::size_t images_kept = 0;
   std::vector<std::unique_ptr<held_base>> kept;
   topocoll::request request;
   std::function<void()> then;  // after the collective: store the images
   MPI_Request greq = MPI_REQUEST_NULL;
   blocking_wait* waiter = nullptr;  // instead of greq, for a blocking call
   int code = MPI_SUCCESS;           // the collective's error, at completion
+};
+
+// Gives a record back to this thread's spares (or frees it), its request,
+// then() and kept values released in that order.
+void recycle_record(started_record* r) noexcept;
+struct record_return {
+  void operator()(started_record* r) const noexcept { recycle_record(r); }
 };
 
 // A nonblocking function's run: the collective started.
@@ -82,6 +98,13 @@ class started_call {
 
   // Moves local to the record; a byte image or block list takes a datatype of
   // its own there (hold_type), which it unpacks with at completion.
+  byte_image& keep(byte_image& local) {
+    if (record_->images_kept == record_->images.size()) return keep<byte_image>(local);
+    local.hold_type();
+    byte_image& slot = record_->images[record_->images_kept++];
+    slot = std::move(local);
+    return slot;
+  }
   template <class T>
   T& keep(T& local) {
     local.hold_type();
@@ -106,7 +129,7 @@ class started_call {
   void launch(blocking_wait& w);
 
  private:
-  std::unique_ptr<started_record> record_;
+  std::unique_ptr<started_record, record_return> record_;
 };
 
 // Serves a nonblocking call of f: serve(run) on a started_call, whose
