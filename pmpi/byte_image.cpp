@@ -1,11 +1,29 @@
 #include "byte_image.hpp"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 
 namespace topocoll::pmpi {
 
 namespace {
+
+// The predefined datatypes this thread has found contiguous, with their
+// sizes. A predefined handle means the same type until MPI_Finalize, so a
+// call on one again needs none of MPI's type queries. A program uses a few;
+// past eight, the others are queried at every call.
+struct named_type {
+  MPI_Datatype dt;
+  std::size_t size;
+};
+thread_local std::array<named_type, 8> named_types{};
+thread_local std::size_t named_count = 0;
+
+const named_type* known_named(MPI_Datatype dt) {
+  for (std::size_t i = 0; i < named_count; ++i)
+    if (named_types[i].dt == dt) return &named_types[i];
+  return nullptr;
+}
 
 // Whether packing one item of dt gives its bytes unchanged. No gap and
 // extent == size still allow a typemap out of memory order (indexed with
@@ -32,7 +50,10 @@ bool packs_in_place(MPI_Datatype dt, std::size_t size) {
 bool in_memory_order(MPI_Datatype dt, std::size_t size) {
   int ints = 0, addresses = 0, types = 0, combiner = 0;
   PMPI_Type_get_envelope(dt, &ints, &addresses, &types, &combiner);
-  if (combiner == MPI_COMBINER_NAMED) return true;
+  if (combiner == MPI_COMBINER_NAMED) {
+    if (named_count < named_types.size()) named_types[named_count++] = {dt, size};
+    return true;
+  }
   if ((combiner != MPI_COMBINER_DUP && combiner != MPI_COMBINER_CONTIGUOUS) || types != 1)
     return packs_in_place(dt, size);
   std::vector<int> iv(static_cast<std::size_t>(ints));
@@ -48,6 +69,7 @@ bool in_memory_order(MPI_Datatype dt, std::size_t size) {
 }  // namespace
 
 bool contiguous(MPI_Datatype dt) {
+  if (known_named(dt) != nullptr) return true;
   MPI_Aint lb = 0, extent = 0, tlb = 0, textent = 0;
   int size = 0;
   PMPI_Type_get_extent(dt, &lb, &extent);
@@ -58,6 +80,7 @@ bool contiguous(MPI_Datatype dt) {
 }
 
 std::size_t type_size(MPI_Datatype dt) {
+  if (const named_type* t = known_named(dt)) return t->size;
   MPI_Count n = 0;
   PMPI_Type_size_x(dt, &n);
   return static_cast<std::size_t>(n);
