@@ -4,6 +4,7 @@
 #include "progress_thread.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <vector>
 
@@ -15,9 +16,21 @@ std::once_flag keyval_once;
 std::mutex registry_mutex;
 std::vector<MPI_Comm> registry;  // the communicators holding a transport
 
+// The last transport each thread looked up, valid while no transport has
+// been deleted since (generation): a program's calls mostly go to one
+// communicator, found then without MPI's attribute lookup.
+std::atomic<unsigned> generation{0};
+struct last_lookup {
+  MPI_Comm comm = MPI_COMM_NULL;
+  mpi::Comm* transport = nullptr;
+  unsigned generation = 0;
+};
+thread_local last_lookup last;
+
 int delete_transport(MPI_Comm comm, int, void* value, void*) {
   // MPI lets a communicator be freed with calls pending
   handed_over([comm] { complete_started_on(comm); });
+  generation.fetch_add(1, std::memory_order_acq_rel);
   delete static_cast<mpi::Comm*>(value);
   const std::lock_guard lock(registry_mutex);
   std::erase(registry, comm);
@@ -35,15 +48,21 @@ void start_transports() {
 }
 
 mpi::Comm& transport_of(MPI_Comm comm) {
+  const unsigned now = generation.load(std::memory_order_acquire);
+  if (comm == last.comm && now == last.generation && last.transport != nullptr)
+    return *last.transport;
   start_transports();
   void* value = nullptr;
   int found = 0;
   PMPI_Comm_get_attr(comm, keyval, &value, &found);
-  if (found) return *static_cast<mpi::Comm*>(value);
-  auto* c = new mpi::Comm(boost::mpi::communicator(comm, boost::mpi::comm_attach));
-  PMPI_Comm_set_attr(comm, keyval, c);
-  const std::lock_guard lock(registry_mutex);
-  registry.push_back(comm);
+  auto* c = static_cast<mpi::Comm*>(value);
+  if (!found) {
+    c = new mpi::Comm(boost::mpi::communicator(comm, boost::mpi::comm_attach));
+    PMPI_Comm_set_attr(comm, keyval, c);
+    const std::lock_guard lock(registry_mutex);
+    registry.push_back(comm);
+  }
+  last = {comm, c, now};
   return *c;
 }
 

@@ -2,7 +2,8 @@
  * MPI_Alltoallv through the adapter against PMPI_: predefined, pair,
  * contiguous derived and non-contiguous datatypes, ranks passing different
  * datatypes of one type signature, MPI_IN_PLACE, count 0, every root, on
- * MPI_COMM_WORLD and a communicator from MPI_Comm_split. */
+ * MPI_COMM_WORLD and a communicator from MPI_Comm_split; and communicators
+ * freed and made again. */
 #include "pmpi_check.h"
 
 enum fn { BCAST, ALLGATHER, GATHER, SCATTER, ALLTOALL, ALLTOALLV, FN_COUNT };
@@ -177,6 +178,29 @@ static void everything(MPI_Comm comm, const char* name) {
   MPI_Type_free(&swapped);
 }
 
+/* Communicators freed and made again, of other sizes. MPI may give a new one
+ * the handle of a freed one; each call must still run on the transport of
+ * the communicator it names (the adapter remembers the last one per
+ * thread). Split rank % groups ways, a group's members are ranks k, k +
+ * groups, ... */
+static void remade_communicators(int rank) {
+  for (int round = 0; round < 6; ++round) {
+    const int groups = round % 3 + 1;
+    MPI_Comm c;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % groups, rank, &c);
+    int n = 0;
+    MPI_Comm_size(c, &n);
+    int* got = malloc((size_t)n * sizeof(int));
+    MPI_Allgather(&rank, 1, MPI_INT, got, 1, MPI_INT, c);
+    for (int i = 0; i < n; ++i)
+      CHECK(got[i] == rank % groups + i * groups,
+            "MPI_Allgather on a communicator made in round %d: block %d holds %d, not %d", round, i,
+            got[i], rank % groups + i * groups);
+    free(got);
+    MPI_Comm_free(&c);
+  }
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank;
@@ -186,5 +210,6 @@ int main(int argc, char** argv) {
   MPI_Comm_split(MPI_COMM_WORLD, rank % 3 == 0, rank, &half);
   everything(half, "a split communicator");
   MPI_Comm_free(&half);
+  remade_communicators(rank);
   return check_finish("movement_test");
 }
