@@ -1,6 +1,7 @@
 #include "entry.hpp"
 
 #include "nonblocking.hpp"
+#include "transport.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -49,6 +50,7 @@ reason common_reason(MPI_Comm comm) {
 }
 
 place place_of(MPI_Comm comm) {
+  if (const mpi::Comm* c = remembered_transport(comm)) return {c->rank(), c->size()};
   place p{0, 1};
   PMPI_Comm_rank(comm, &p.rank);
   PMPI_Comm_size(comm, &p.size);

@@ -47,10 +47,14 @@ void start_transports() {
   std::call_once(keyval_once, make_keyval);
 }
 
+mpi::Comm* remembered_transport(MPI_Comm comm) {
+  const bool current = generation.load(std::memory_order_acquire) == last.generation;
+  return comm == last.comm && current ? last.transport : nullptr;
+}
+
 mpi::Comm& transport_of(MPI_Comm comm) {
-  const unsigned now = generation.load(std::memory_order_acquire);
-  if (comm == last.comm && now == last.generation && last.transport != nullptr)
-    return *last.transport;
+  if (mpi::Comm* c = remembered_transport(comm)) return *c;
+  const unsigned now = generation.load(std::memory_order_acquire);  // before the lookup
   start_transports();
   void* value = nullptr;
   int found = 0;

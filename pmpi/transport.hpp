@@ -21,6 +21,11 @@ namespace topocoll::pmpi {
 
 mpi::Comm& transport_of(MPI_Comm comm);
 
+// comm's transport where it is the last one this thread looked up and no
+// transport has been deleted since; otherwise null. Its rank and size are
+// comm's (place_of).
+mpi::Comm* remembered_transport(MPI_Comm comm);
+
 // Creates the keyval (MPI_Init) / frees every cached transport and the
 // keyval (MPI_Finalize, before PMPI_Finalize).
 void start_transports();
