@@ -43,6 +43,7 @@ void ensure_started() {
 
 reason common_reason(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) return reason::null_or_invalid;
+  if (remembered_transport(comm) != nullptr) return reason::none;  // served before: intra
   ensure_started();
   int inter = 0;
   if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return reason::null_or_invalid;
