@@ -32,6 +32,7 @@
 #include <cstddef>
 #include <memory>
 #include <new>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -106,7 +107,7 @@ class request_store<C, T, true> {
   }
   request* inline_requests() { return std::launder(reinterpret_cast<request*>(slots_)); }
   std::vector<request>& overflow() {
-    if (!overflow_) overflow_ = std::make_unique<std::vector<request>>();
+    if (!overflow_) overflow_.emplace();
     return *overflow_;
   }
   void destroy_inline() noexcept {
@@ -115,7 +116,7 @@ class request_store<C, T, true> {
   }
   alignas(request) std::byte slots_[capacity * sizeof(request)];
   std::size_t n_ = 0;
-  std::unique_ptr<std::vector<request>> overflow_;  // only past `capacity` requests
+  std::optional<std::vector<request>> overflow_;  // only past `capacity` requests
 };
 
 // How the sends of a batch follow one another.
