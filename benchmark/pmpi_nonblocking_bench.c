@@ -2,10 +2,13 @@
  * through the adapter (MPI_I*) and natively (PMPI_I*) on the same buffers, in
  * the same run, alternating.
  *
- * latency (default): OSU-style, a loop of back-to-back MPI_I* + MPI_Wait,
- *   8 B to --max-bytes (1 MiB: powers of 8, and 64 KiB and 1 MiB); one line
- *   per function and size: the median
- *   over repetitions of the slowest rank's time per call, both sides, ratio.
+ * latency (default): MPI_I* + MPI_Wait, 8 B to --max-bytes (1 MiB: powers
+ *   of 8, and 64 KiB and 1 MiB); one line per function and size: the median
+ *   over repetitions, both sides, ratio. --method says what a repetition is:
+ *   loop (default): a loop of back-to-back calls, the slowest rank's time
+ *     per call;
+ *   osu: osu_ibcast's method, each call timed alone and followed by a
+ *     barrier (not timed), the ranks' mean time per call.
  * overlap: osu_iallreduce's method at --bytes (1 MiB): t_comm, the time of
  *   MPI_Iallreduce + MPI_Wait; then MPI_Iallreduce, computation of t_comm
  *   with MPI_Test every --test-us (50) microseconds (0: none, computation
@@ -16,7 +19,8 @@
  *   100 * (1 - (t_total - t_compute) / t_comm).
  *
  *   pmpi_nonblocking_bench [latency|overlap] [--max-bytes N] [--bytes N]
- *                          [--test-us U] [--idle 0|1] [--only name]
+ *                          [--method loop|osu] [--test-us U] [--idle 0|1]
+ *                          [--only name]
  *                          (name: MPI_Ibcast, ...) */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <mpi.h>
@@ -105,7 +109,27 @@ static double loop(int f, int native, double* in, double* out, int n, int iters)
   return slowest((MPI_Wtime() - t0) / iters);
 }
 
-static void latency(int rank, long max_bytes, const char* only, double* in, double* out) {
+/* osu_ibcast's method: each of `iters` start + wait timed alone, a barrier
+ * (not timed) after each; the ranks' mean time per call. */
+static double separated(int f, int native, double* in, double* out, int n, int iters) {
+  double busy = 0, sum, t0;
+  int p;
+  for (int i = 0; i < iters; ++i) {
+    MPI_Request r;
+    t0 = MPI_Wtime();
+    start(f, native, in, out, n, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    busy += MPI_Wtime() - t0;
+    PMPI_Barrier(MPI_COMM_WORLD);
+  }
+  busy /= iters;
+  PMPI_Allreduce(&busy, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  PMPI_Comm_size(MPI_COMM_WORLD, &p);
+  return sum / p;
+}
+
+static void latency(int rank, long max_bytes, const char* only, int osu, double* in, double* out) {
+  double (*timed)(int, int, double*, double*, int, int) = osu ? separated : loop;
   if (rank == 0)
     printf("%-26s %10s %12s %12s %7s\n", "function", "bytes", "native_us", "topocoll_us", "ratio");
   for (int f = 0; f < FN_COUNT; ++f) {
@@ -117,10 +141,10 @@ static void latency(int rank, long max_bytes, const char* only, double* in, doub
       const int n = (int)(bytes / 8);
       const int iters = bytes <= 8192 ? 100 : bytes <= 65536 ? 20 : 4, reps = 21;
       double t[2][21];
-      loop(f, 0, in, out, n, iters), loop(f, 1, in, out, n, iters); /* warm-up */
+      timed(f, 0, in, out, n, iters), timed(f, 1, in, out, n, iters); /* warm-up */
       for (int r = 0; r < reps; ++r)
         for (int native = 0; native < 2; ++native)
-          t[native][r] = loop(f, native, in, out, n, iters);
+          t[native][r] = timed(f, native, in, out, n, iters);
       qsort(t[0], reps, sizeof(double), by_value);
       qsort(t[1], reps, sizeof(double), by_value);
       const double ours = t[0][reps / 2] * 1e6, theirs = t[1][reps / 2] * 1e6;
@@ -196,7 +220,7 @@ int main(int argc, char** argv) {
   long max_bytes = 1L << 20, bytes = 1L << 20;
   double test_us = 50;
   const char* only = NULL;
-  int mode_overlap = 0, i = 1;
+  int mode_overlap = 0, osu = 0, i = 1;
   if (argc > 1 && argv[1][0] != '-') mode_overlap = strcmp(argv[i++], "overlap") == 0;
   for (; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--max-bytes") == 0) max_bytes = atol(argv[i + 1]);
@@ -204,6 +228,7 @@ int main(int argc, char** argv) {
     if (strcmp(argv[i], "--test-us") == 0) test_us = atof(argv[i + 1]);
     if (strcmp(argv[i], "--only") == 0) only = argv[i + 1];
     if (strcmp(argv[i], "--idle") == 0) idle = atoi(argv[i + 1]);
+    if (strcmp(argv[i], "--method") == 0) osu = strcmp(argv[i + 1], "osu") == 0;
   }
   int rank, p;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -216,7 +241,7 @@ int main(int argc, char** argv) {
   if (mode_overlap)
     overlap(rank, bytes, test_us, in, out);
   else
-    latency(rank, max_bytes, only, in, out);
+    latency(rank, max_bytes, only, osu, in, out);
   free(in);
   free(out);
   MPI_Finalize();
