@@ -6,8 +6,9 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <array>
 #include <cstdio>
+
+#include <topocoll/core/spares.hpp>
 
 namespace topocoll::pmpi {
 namespace {
@@ -25,26 +26,14 @@ bool hooked = false;
 thread_local std::vector<started_record*> pending;
 thread_local bool polling = false;
 
-// Records of this thread's finished calls, for its next calls. spares_open
-// turns false as the list goes at thread exit; a record given back after
-// that is freed.
-struct spare_list {
-  std::array<started_record*, 16> records{};
-  std::size_t n = 0;
-  ~spare_list();
-};
-thread_local bool spares_open = true;
-thread_local spare_list spares;
-spare_list::~spare_list() {
-  spares_open = false;
-  for (std::size_t i = 0; i < n; ++i) delete records[i];
-}
+// Records of this thread's finished calls, for its next calls (at most 16).
+using record_spares = topocoll::detail::thread_spares<started_record, 16>;
 
 std::unique_ptr<started_record, record_return> record_for(function f, MPI_Comm comm) {
-  if (!spares_open || spares.n == 0)
+  started_record* r = record_spares::take();
+  if (r == nullptr)
     return std::unique_ptr<started_record, record_return>(
         new started_record{f, comm, place_of(comm), {}, 0, {}, {}, {}});
-  started_record* r = spares.records[--spares.n];
   r->f = f;
   r->comm = comm;
   r->at = place_of(comm);
@@ -175,10 +164,7 @@ void recycle_record(started_record* r) noexcept {
   r->greq = MPI_REQUEST_NULL;
   r->waiter = nullptr;
   r->code = MPI_SUCCESS;
-  if (spares_open && spares.n < spares.records.size())
-    spares.records[spares.n++] = r;
-  else
-    delete r;
+  if (!record_spares::give(r)) delete r;
 }
 
 started_call::started_call(function fn, MPI_Comm comm) : f(fn), record_(record_for(fn, comm)) {}

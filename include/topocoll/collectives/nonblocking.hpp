@@ -24,6 +24,7 @@
 #include "../core/concepts.hpp"
 #include "../core/options.hpp"
 #include "../core/progress.hpp"
+#include "../core/spares.hpp"
 #include "../topology/topology.hpp"
 #include "../version.hpp"
 #include "all_gather.hpp"

@@ -11,9 +11,9 @@
 #include <cstdint>
 #include <memory>
 #include <new>
-#include <vector>
 
 #include "../version.hpp"
+#include "spares.hpp"
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail {
 
@@ -121,32 +121,16 @@ class fiber_context {
 #endif
 
 // The stacks of finished fibers, kept for the next ones: a nonblocking call
-// then maps no stack of its own. At most `kept` per thread.
-class spare_stacks {
- public:
+// then maps no stack of its own. At most 8 per thread.
+struct spare_stacks {
+  using spares = thread_spares<fiber_stack, 8>;
   static std::unique_ptr<fiber_stack> take() {
-    spare_stacks& s = of_this_thread();
-    if (s.stacks_.empty()) return std::make_unique<fiber_stack>();
-    std::unique_ptr<fiber_stack> st = std::move(s.stacks_.back());
-    s.stacks_.pop_back();
-    return st;
+    if (fiber_stack* st = spares::take()) return std::unique_ptr<fiber_stack>(st);
+    return std::make_unique<fiber_stack>();
   }
   static void give(std::unique_ptr<fiber_stack> st) {
-    if (!alive_) return;  // at thread exit, after the pool: unmapped here
-    spare_stacks& s = of_this_thread();
-    if (s.stacks_.size() < kept) s.stacks_.push_back(std::move(st));
+    if (spares::give(st.get())) st.release();  // else unmapped here
   }
-  ~spare_stacks() { alive_ = false; }
-
- private:
-  static constexpr std::size_t kept = 8;
-  static spare_stacks& of_this_thread() {
-    thread_local spare_stacks s;
-    alive_ = true;
-    return s;
-  }
-  static inline thread_local bool alive_ = false;
-  std::vector<std::unique_ptr<fiber_stack>> stacks_;
 };
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail

@@ -31,7 +31,6 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <array>
 #include <cstddef>
 #include <exception>
 #include <memory>
@@ -81,64 +80,6 @@ struct started_collective {
   }
 
   bool finished() const { return at == state::done || at == state::idle; }
-};
-
-// Freed blocks of one type (a started collective with its arguments), kept
-// for the next start on this thread, at most `kept`: a nonblocking call then
-// allocates nothing once a few have run. Blocks are interchangeable between
-// threads; one freed on another thread stays there.
-template <class T>
-class spare_blocks {
- public:
-  static void* take() noexcept {
-    if (gone_) return nullptr;
-    spare_blocks& s = of_this_thread();
-    return s.n_ == 0 ? nullptr : s.blocks_[--s.n_];
-  }
-  static bool give(void* p) noexcept {
-    if (gone_) return false;  // at thread exit, after the list
-    spare_blocks& s = of_this_thread();
-    if (s.n_ == kept) return false;
-    s.blocks_[s.n_++] = p;
-    return true;
-  }
-  ~spare_blocks() {
-    gone_ = true;
-    for (std::size_t i = 0; i < n_; ++i)
-      std::allocator<T>{}.deallocate(static_cast<T*>(blocks_[i]), 1);
-  }
-
- private:
-  static constexpr std::size_t kept = 8;
-  static spare_blocks& of_this_thread() noexcept {
-    thread_local spare_blocks s;
-    return s;
-  }
-  static inline thread_local bool gone_ = false;
-  std::array<void*, kept> blocks_{};
-  std::size_t n_ = 0;
-};
-
-// The allocator of started collectives (std::allocate_shared): single
-// objects through spare_blocks, anything else through std::allocator.
-template <class T>
-struct recycling_allocator {
-  using value_type = T;
-  recycling_allocator() = default;
-  template <class U>
-  recycling_allocator(const recycling_allocator<U>&) noexcept {}
-  T* allocate(std::size_t n) {
-    if (n == 1)
-      if (void* p = spare_blocks<T>::take()) return static_cast<T*>(p);
-    return std::allocator<T>{}.allocate(n);
-  }
-  void deallocate(T* p, std::size_t n) noexcept {
-    if (n != 1 || !spare_blocks<T>::give(p)) std::allocator<T>{}.deallocate(p, n);
-  }
-  template <class U>
-  bool operator==(const recycling_allocator<U>&) const noexcept {
-    return true;
-  }
 };
 
 // How many collectives this thread has started and not finished; read by
