@@ -53,15 +53,17 @@ class request_handle {
   }
   ~request_handle() { settle(); }
 
+  // A finished collective needs nothing of the queue (a request destroyed
+  // after its wait(), the common case, settles here).
   bool test() {
     if (!s_) return true;
-    if (!started_on_this_thread().test(*s_)) return false;
+    if (!s_->finished() && !started_on_this_thread().test(*s_)) return false;
     rethrow();
     return true;
   }
   void wait() {
     if (!s_) return;
-    started_on_this_thread().run_through(*s_);
+    if (!s_->finished()) started_on_this_thread().run_through(*s_);
     rethrow();
   }
 
