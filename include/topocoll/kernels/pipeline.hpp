@@ -43,7 +43,7 @@ namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::pipeline {
 // (segment_floor t_s / t_w), at least one byte. A model without a start-up
 // (t_s = 0) prices a message per element as free, which no transport is: the
 // default t_s stands in, so the floor stays sane.
-inline std::size_t startups_bytes(double startups, const cost_model& cost) {
+constexpr std::size_t startups_bytes(double startups, const cost_model& cost) {
   const double ts = cost.ts_us > 0 ? cost.ts_us : cost_model{}.ts_us;
   const double b = startups * ts / std::max(cost.tw_us_per_byte, 1e-12);
   return b < 1.0 ? 1 : b > 1e15 ? std::size_t{1} << 50 : static_cast<std::size_t>(b);

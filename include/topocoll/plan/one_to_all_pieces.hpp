@@ -79,8 +79,7 @@ template <Topology Topo, class T>
 bool pieces_win(const layout& l, std::size_t m, int root, rs_messages rs, const cost_model& cm) {
   const std::size_t bytes = m * sizeof(T);
   // no piece can reach a segment: nothing to price (a short call stays short)
-  if (!std::is_trivially_copyable_v<T> || l.p < 2 ||
-      bytes < pipeline::unsplit_bytes(cm.piece_floor, cm))
+  if (!std::is_trivially_copyable_v<T> || l.p < 2 || bytes < pipeline::unsplit_piece_bytes(cm))
     return false;
   return pieces_priced_lower<Topo, T>(l, bytes, root, rs, cm);
 }

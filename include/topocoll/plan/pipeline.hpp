@@ -24,8 +24,28 @@ using detail::pipeline::startups_bytes;
 // least one segment's (or piece's) minimum, and at least one start-up's worth
 // of bytes, below which neither a pipeline nor pieces save more than the
 // start-ups they add (a short broadcast or reduce then makes no pricing call).
-inline std::size_t unsplit_bytes(double floor, const cost_model& cost) {
+constexpr std::size_t unsplit_bytes(double floor, const cost_model& cost) {
   return startups_bytes(std::max(floor, 1.0), cost);
+}
+
+// unsplit_bytes of a broadcast's or reduce's pieces (cost_model::piece_floor);
+// the default model's (options{}.cost, known by its address) is a constant.
+inline std::size_t unsplit_piece_bytes(const cost_model& cost) {
+  constexpr std::size_t of_default =
+      unsplit_bytes(default_options.cost.piece_floor, default_options.cost);
+  return &cost == &default_options.cost ? of_default : unsplit_bytes(cost.piece_floor, cost);
+}
+
+// Whether a chain's message of `bytes` travels whole without pricing: shorter
+// than two of unsplit_bytes of its segments at busy factors of at least 1,
+// where the pipeline's s_j - 1 messages cannot beat the tree's ceil(log2 s_j).
+inline bool chain_travels_whole(std::size_t bytes, const cost_model& cost) {
+  constexpr cost_model d = default_options.cost;
+  static_assert(d.busy_at_least_alone());
+  constexpr std::size_t of_default = unsplit_bytes(d.segment_floor, d.all_busy());
+  if (&cost == &default_options.cost) return bytes / of_default < 2;
+  return cost.busy_at_least_alone() &&
+         bytes / unsplit_bytes(cost.segment_floor, cost.all_busy()) < 2;
 }
 
 // The modelled time of the pipelined broadcast / reduction along a chain of p
@@ -48,15 +68,12 @@ double ring_tree_time(std::size_t m, int p, const cost_model& cost) {
 // automatic: the pipeline when its time summed over the dimensions of l is
 // less than the tree's (sum of ceil(log2 s_j) steps); only for trivially
 // copyable T. A chain of 2 ties (one message either way) and keeps the tree.
-// A message shorter than two of unsplit_bytes travels whole, in s_j - 1
-// messages to the tree's ceil(log2 s_j) at busy factors >= 1: no pricing
-// needed (the common case of a small broadcast or reduce).
+// A message that travels whole needs no pricing (the common case of a small
+// broadcast or reduce).
 template <class T>
 bool pipeline_wins(const layout& l, std::size_t m, const cost_model& cost) {
   if (!std::is_trivially_copyable_v<T>) return false;
-  if (cost.busy_at_least_alone() &&
-      m * sizeof(T) / unsplit_bytes(cost.segment_floor, cost.all_busy()) < 2)
-    return false;
+  if (chain_travels_whole(m * sizeof(T), cost)) return false;
   double pipe = 0, tree = 0;
   for (int j = 0; j < l.ndims; ++j) {
     pipe += ring_pipeline_time<T>(m, l.dims[j].radix, cost);
