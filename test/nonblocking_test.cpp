@@ -315,6 +315,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(bad_arguments_throw_at_the_call_with_the_blocking_
           check.throws<std::logic_error>([&] { pr.start(); }, {"all_reduce_init", "not completed"},
                                          "start twice");
           pr.wait();
+          persistent_request none;
+          check.throws<std::logic_error>([&] { none.start(); }, {"start", "no collective"},
+                                         "start without a collective");
         });
       },
       ps);

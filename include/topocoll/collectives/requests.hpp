@@ -146,10 +146,8 @@ class persistent_request : private detail::request_handle {
 
   void start() {
     detail::started_collective* s = state();
-    if (s == nullptr) throw std::logic_error("topocoll::persistent_request::start: no collective");
-    if (active())
-      throw std::logic_error("topocoll::persistent_request::start: " + std::string(s->name) +
-                             " was started and has not completed (test or wait for it first)");
+    if (s == nullptr || active()) [[unlikely]]
+      refuse_start(s);
     detail::started_on_this_thread().push(*s);
   }
   using request_handle::test;
@@ -170,6 +168,14 @@ class persistent_request : private detail::request_handle {
     if (!plan_) throw std::logic_error("topocoll::persistent_request: no collective");
     if (!summary_) summary_ = std::make_shared<plan_summary>(plan_());
     return *summary_;
+  }
+
+  // start()'s refusals, out of line: the common path then needs no frame.
+  [[noreturn, gnu::cold, gnu::noinline]] static void refuse_start(
+      const detail::started_collective* s) {
+    if (s == nullptr) throw std::logic_error("topocoll::persistent_request::start: no collective");
+    throw std::logic_error("topocoll::persistent_request::start: " + std::string(s->name) +
+                           " was started and has not completed (test or wait for it first)");
   }
 
   topocoll::algorithm chosen_ = topocoll::algorithm::automatic;

@@ -30,7 +30,6 @@
 
 #include <concepts>
 #include <cstddef>
-#include <memory>
 #include <new>
 #include <optional>
 #include <span>

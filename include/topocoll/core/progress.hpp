@@ -110,6 +110,13 @@ inline void suspend_fiber() {
   in_fiber = true;
 }
 
+// run_through's refusal, out of line: the common path then needs no frame.
+[[noreturn, gnu::cold, gnu::noinline]] inline void waited_inside_a_collective(
+    std::string_view name) {
+  throw std::logic_error("topocoll: " + std::string(name) +
+                         " was tested or waited for inside a running collective");
+}
+
 class started_queue {
  public:
   // The request that owns s completes or withdraws it before it lets s go
@@ -144,9 +151,7 @@ class started_queue {
   // them in order.
   void run_through(const started_collective& s) {
     if (started_running != nullptr || in_fiber) {
-      if (!s.finished())
-        throw std::logic_error("topocoll: " + std::string(s.name) +
-                               " was tested or waited for inside a running collective");
+      if (!s.finished()) waited_inside_a_collective(s.name);
       return;
     }
     if (queue_.size() == 1 && queue_.front() == &s && !s.suspended)
