@@ -62,7 +62,7 @@ extern "C" {
 // Under TOPOCOLL_PMPI_PROGRESS=thread both ask MPI for MPI_THREAD_MULTIPLE
 // (progress_thread.hpp).
 int MPI_Init(int* argc, char*** argv) {
-  const int level = thread_level_for(MPI_THREAD_SINGLE);
+  const int level = prepare_init(MPI_THREAD_SINGLE);
   int provided = MPI_THREAD_SINGLE;
   const int rc = level == MPI_THREAD_SINGLE ? PMPI_Init(argc, argv)
                                             : PMPI_Init_thread(argc, argv, level, &provided);
@@ -71,7 +71,7 @@ int MPI_Init(int* argc, char*** argv) {
 }
 
 int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  const int rc = PMPI_Init_thread(argc, argv, thread_level_for(required), provided);
+  const int rc = PMPI_Init_thread(argc, argv, prepare_init(required), provided);
   if (rc == MPI_SUCCESS) ensure_started();
   return rc;
 }

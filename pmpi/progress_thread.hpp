@@ -15,7 +15,7 @@
 // callback does inside the application's MPI calls (nonblocking.hpp), and
 // sleeps once none is left.
 // A second thread inside MPI needs MPI_THREAD_MULTIPLE: MPI_Init and
-// MPI_Init_thread ask for it under this setting (thread_level_for). Where
+// MPI_Init_thread ask for it under this setting (prepare_init). Where
 // MPI gives less, the thread is not started, rank 0 says so, and progress
 // stays inside the MPI calls. See doc/pmpi.md, "Progress".
 
@@ -24,10 +24,12 @@
 
 namespace topocoll::pmpi {
 
-// The thread level to initialize MPI with: MPI_THREAD_MULTIPLE when
-// TOPOCOLL_PMPI_PROGRESS=thread, else `required`. Stops the job on a value
-// other than "thread" or "calls" (the default).
-int thread_level_for(int required);
+// Before MPI is initialized: the thread level to ask it for,
+// MPI_THREAD_MULTIPLE when TOPOCOLL_PMPI_PROGRESS=thread, else `required`.
+// Under that setting Open MPI's file I/O is kept off OMPIO too, which is not
+// safe with two threads inside MPI (OMPI_MCA_io=^ompio, unless the program's
+// environment sets OMPI_MCA_io; see doc/pmpi.md, "Progress").
+int prepare_init(int required);
 
 // Once MPI is initialized (the adapter's start): starts the thread where it
 // is asked for and MPI is thread-multiple; otherwise rank 0 says why not.
