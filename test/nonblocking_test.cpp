@@ -7,12 +7,14 @@
 // iall_to_all_v, with uneven counts),
 // completed in several orders (forward, reverse, wait_all, test); every
 // persistent form restarted with new data; a request destroyed before its
-// wait; the blocking call's argument errors at the i-call and at init. A
-// non-commutative operator (2x2 matrices) keeps rank order.
+// wait; the blocking call's argument errors at the i-call and at init; a
+// wait inside a running collective. A non-commutative operator (2x2
+// matrices) keeps rank order.
 
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -437,5 +439,41 @@ BOOST_AUTO_TEST_CASE(a_deadlock_names_the_requests_never_waited_for) {
   BOOST_TEST(what.find("rank 2 waits in recv from rank 0, tag 9") != std::string::npos, what);
   BOOST_TEST(what.find("rank 2: iall_reduce started, never waited for") != std::string::npos, what);
   BOOST_TEST(what.find("rank 0: iall_reduce started") == std::string::npos, what);
+}
+
+// A wait inside a running collective (here an operator's) on a collective
+// that has not finished is refused by name, at the outer collective's wait;
+// the refused request completes later at its own.
+BOOST_AUTO_TEST_CASE(a_wait_inside_a_running_collective_is_refused) {
+  loopback::run(2, [](loopback::Comm& c) {
+    const int r = c.rank();
+    auto other = c.split(0, r);
+    std::vector<int> x(3, r == 1 ? 7 : 0), in(3, r + 1), out(3);
+    std::optional<request> a;
+    const auto starts_and_waits = [&](int u, int v) {
+      if (r == 0 && !a) {
+        a = ibroadcast<Ring>(other, std::span<int>(x), 1);
+        a->wait();
+      }
+      return u + v;
+    };
+    request b = iall_reduce<Ring>(c, in, out, starts_and_waits);
+    std::string what;
+    try {
+      b.wait();
+    } catch (const std::logic_error& e) {
+      what = e.what();
+    }
+    if (r == 0) {
+      BOOST_TEST(what.find("ibroadcast was tested or waited for inside a running collective") !=
+                     std::string::npos,
+                 what);
+    } else {
+      BOOST_TEST(out == std::vector<int>(3, 3));
+      a = ibroadcast<Ring>(other, std::span<int>(x), 1);
+    }
+    a->wait();
+    BOOST_TEST(x == std::vector<int>(3, 7));
+  });
 }
 #endif
