@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "file_io.hpp"
 #include "nonblocking.hpp"
 
 namespace topocoll::pmpi {
@@ -118,40 +119,6 @@ void loop() {
   }
 }
 
-// Open MPI 4.1's OMPIO completes a nonblocking file request in a progress
-// callback that takes no lock: two threads inside MPI at once can both
-// complete one, the second takes the first's completion mark for a waiter's
-// address, and the process dies (a plain MPI_THREAD_MULTIPLE program's too).
-// ROMIO's requests are progressed under a lock. So under the thread the
-// adapter leaves OMPIO out, unless the program's environment chooses the
-// io component itself (mpiexec --mca io passes OMPI_MCA_io).
-bool io_chosen_by_program = false;
-
-void keep_file_io_off_ompio() {
-  const char* v = std::getenv("OMPI_MCA_io");
-  io_chosen_by_program = v != nullptr && *v != '\0';
-  if (!io_chosen_by_program) ::setenv("OMPI_MCA_io", "^ompio", 1);
-}
-
-// Whether the program's own io choice lets Open MPI pick OMPIO: a list that
-// excludes (^...) or does not name it does not.
-bool program_allows_ompio() {
-  if (!io_chosen_by_program) return false;
-  const std::string_view v = std::getenv("OMPI_MCA_io");
-  return !v.starts_with('^') && v.find("ompio") != std::string_view::npos;
-}
-
-void warn_of_ompio(int rank) {
-  if (rank != 0 || !program_allows_ompio()) return;
-  std::fprintf(stderr,
-               "topocoll-pmpi: TOPOCOLL_PMPI_PROGRESS=thread with OMPI_MCA_io=%s: Open MPI's "
-               "OMPIO completes nonblocking file requests without a lock, and the progress "
-               "thread is a second thread inside MPI, so a program with one outstanding may "
-               "crash (without OMPI_MCA_io the adapter leaves OMPIO out)\n",
-               std::getenv("OMPI_MCA_io"));
-  std::fflush(stderr);
-}
-
 }  // namespace
 
 int prepare_init(int required) {
@@ -182,7 +149,7 @@ void start_progress_thread() {
                    "no more): progress stays inside the MPI calls\n");
     return;
   }
-  warn_of_ompio(rank);
+  warn_where_ompio_stays(rank);
   cpu_set_t cpus;
   one_core = ::sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1;
   worker = std::thread(loop);

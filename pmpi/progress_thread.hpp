@@ -27,8 +27,7 @@ namespace topocoll::pmpi {
 // Before MPI is initialized: the thread level to ask it for,
 // MPI_THREAD_MULTIPLE when TOPOCOLL_PMPI_PROGRESS=thread, else `required`.
 // Under that setting Open MPI's file I/O is kept off OMPIO too, which is not
-// safe with two threads inside MPI (OMPI_MCA_io=^ompio, unless the program's
-// environment sets OMPI_MCA_io; see doc/pmpi.md, "Progress").
+// safe with two threads inside MPI (file_io.hpp).
 int prepare_init(int required);
 
 // Once MPI is initialized (the adapter's start): starts the thread where it
