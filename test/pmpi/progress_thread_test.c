@@ -23,7 +23,7 @@
  *
  * Without the thread nothing does: rank 0 gives up after --guard seconds
  * (30), reports "made no progress", and waits, which completes every rank.
- * The test runs that way too (TOPOCOLL_PMPI_PROGRESS=calls, --guard 2) and
+ * The test runs that way too (TOPOCOLL_PMPI_PROGRESS=calls, --guard 0.5) and
  * must report it, so it is known to fail where progress is missing.
  *
  *   progress_thread_test [--guard SECONDS] [--file-rounds N]
