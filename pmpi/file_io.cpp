@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -23,7 +24,7 @@ std::string read_string(int index) {
   MPI_T_cvar_handle h{};
   int count = 0;
   if (MPI_T_cvar_handle_alloc(index, nullptr, &h, &count) != MPI_SUCCESS) return {};
-  std::vector<char> v(static_cast<std::size_t>(count > 4096 ? count : 4096) + 1, '\0');
+  std::vector<char> v(static_cast<std::size_t>(std::max(count, 4096)) + 1, '\0');
   const bool read = MPI_T_cvar_read(h, v.data()) == MPI_SUCCESS;
   MPI_T_cvar_handle_free(&h);
   return read ? std::string(v.data()) : std::string{};
