@@ -1,7 +1,8 @@
 # Faults on the MPI transport (included by test/CMakeLists.txt when MPI tests
 # are on): timeouts and agreement checks, built like mpi_transport_test.
 add_executable(fault_test fault_test.cpp)
-target_link_libraries(fault_test PRIVATE topocoll::mpi Boost::unit_test_framework)
+target_link_libraries(fault_test PRIVATE topocoll::mpi Boost::unit_test_framework
+                      topocoll_test_assertions)
 target_compile_definitions(fault_test PRIVATE BOOST_TEST_DYN_LINK BOOST_TEST_NO_MAIN
                                               TOPOCOLL_TEST_MPI)
 target_include_directories(fault_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})

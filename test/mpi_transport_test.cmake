@@ -2,7 +2,8 @@
 # tests are on). Built like topocoll_suite's MPI variant: the MPI runner in
 # support/mpi_runner.hpp provides main.
 add_executable(mpi_transport_test mpi_transport_test.cpp)
-target_link_libraries(mpi_transport_test PRIVATE topocoll::mpi Boost::unit_test_framework)
+target_link_libraries(mpi_transport_test PRIVATE topocoll::mpi Boost::unit_test_framework
+                      topocoll_test_assertions)
 target_compile_definitions(mpi_transport_test PRIVATE BOOST_TEST_DYN_LINK BOOST_TEST_NO_MAIN
                                                       TOPOCOLL_TEST_MPI)
 target_include_directories(mpi_transport_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
