@@ -233,7 +233,7 @@ void explain(function f, int rank, int p, std::size_t bytes, topology t) {
   const std::string plan = with_topology(t, [&]<class Topo>() -> std::string {
     if (!k) return "all_to_all_v on " + Topo::name() + ", p = " + std::to_string(p);
     const std::size_t m = (bytes + 7) / 8;
-    return detail::plan_of<Topo, double>(*k, p, m, options{.algo = selected(f).algo}).text;
+    return detail::plan_of<Topo, sizeof(double)>(*k, p, m, options{.algo = selected(f).algo}).text;
   });
   std::cerr << "topocoll: " << mpi_name(f) << ": " << plan << '\n';
 }

@@ -94,23 +94,24 @@ template <Topology Topo, class E, model::CollectiveKind Kind>
   }
 }
 
-// Collective k of m elements of T per rank (per block) over p ranks on Topo:
+// Collective k of m elements of Bytes bytes per rank (per block) over p ranks on Topo:
 // the algorithm automatic takes there (or the one forced), and the predicted
 // time of every algorithm that applies there (core/algorithm_table.hpp), by
 // the model (predicted_time). Elements of 8 bytes are the model's own
 // (model::phantom), so a plan of doubles shares the simulation the drop-in
-// library's choice runs.
-template <Topology Topo, class T, model::CollectiveKind Kind>
+// library's choice runs. Only the element's size matters, so element types
+// of one size share one plan_of.
+template <Topology Topo, std::size_t Bytes, model::CollectiveKind Kind>
 plan_summary plan_of(Kind k, int p, std::size_t m, const options& opt) {
-  using E = std::conditional_t<sizeof(T) == sizeof(model::phantom), model::phantom,
-                               model::sized_phantom<sizeof(T)>>;
-  const model::cost_params cost = model::params_of(opt.cost, sizeof(T));
+  using E = std::conditional_t<Bytes == sizeof(model::phantom), model::phantom,
+                               model::sized_phantom<Bytes>>;
+  const model::cost_params cost = model::params_of(opt.cost, Bytes);
   auto predicted = [&](algorithm a) {
     options o = opt;
     o.algo = a;
     return predicted_time<Topo, E>(k, p, m, cost, o);
   };
-  plan_prices f{model::to_string(k), Topo::name(), p, m, sizeof(T), opt.algo, {}, {}};
+  plan_prices f{model::to_string(k), Topo::name(), p, m, Bytes, opt.algo, {}, {}};
   const layout l = Topo::shape(p);
   for (const applicable& e : algorithms_of(f.collective).algorithms())
     if (meets<Topo>(e.need, l))
@@ -143,7 +144,7 @@ persistent_request persist(C& c, std::string_view name, model::collective_tag<K>
   options bound = opt;
   if (p > 1 && m > 0) bound.algo = choose(Topo::shape(p), m, opt);
   persistent_request pr(to_start(c, name, [run, bound](stage s) { run(bound, s); }), bound.algo,
-                        [k, p, m, bound] { return plan_of<Topo, T>(k, p, m, bound); });
+                        [k, p, m, bound] { return plan_of<Topo, sizeof(T)>(k, p, m, bound); });
   if (c.rank() == 0 && plan::explain::on) std::cerr << "topocoll: " << pr.describe() << '\n';
   return pr;
 }

@@ -87,7 +87,7 @@ class call_args {
   }
 
   template <class... Args>
-  [[noreturn]] void reject(Args&&... what) const {
+  [[noreturn, gnu::always_inline]] void reject(Args&&... what) const {
     invalid(name_, rank_, p_, std::forward<Args>(what)...);
   }
 

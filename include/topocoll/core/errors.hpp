@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "../version.hpp"
@@ -52,18 +53,39 @@ class timeout_error : public std::runtime_error {
 
 namespace detail {
 
+// An argument as concat and invalid pass it on: a string literal as a pointer,
+// so that messages which differ only in their literals' lengths share one
+// instantiation of the code that writes them.
+template <class T>
+using message_arg = std::conditional_t<std::is_array_v<std::remove_cvref_t<T>>, std::decay_t<T>,
+                                       std::remove_cvref_t<T>>;
+
 template <class... Args>
-std::string concat(Args&&... args) {
+[[gnu::noinline]] std::string concat_of(const Args&... args) {
   std::ostringstream os;
-  (os << ... << std::forward<Args>(args));
+  (os << ... << args);
   return os.str();
+}
+
+// The arguments written one after the other, as std::ostream writes them.
+template <class... Args>
+[[gnu::always_inline]] inline std::string concat(Args&&... args) {
+  return concat_of<message_arg<Args>...>(args...);
+}
+
+template <class... Args>
+[[noreturn, gnu::cold, gnu::noinline]] void invalid_of(std::string_view op, int rank, int p,
+                                                       const Args&... what) {
+  throw std::invalid_argument(
+      concat_of<const char*, std::string_view, const char*, int, const char*, int, const char*,
+                Args...>("topocoll::", op, " on rank ", rank, " of ", p, ": ", what...));
 }
 
 // Throws std::invalid_argument("topocoll::<op> on rank <r> of <p>: <what>").
 template <class... Args>
-[[noreturn]] void invalid(std::string_view op, int rank, int p, Args&&... what) {
-  throw std::invalid_argument(
-      concat("topocoll::", op, " on rank ", rank, " of ", p, ": ", std::forward<Args>(what)...));
+[[noreturn, gnu::always_inline]] inline void invalid(std::string_view op, int rank, int p,
+                                                     Args&&... what) {
+  invalid_of<message_arg<Args>...>(op, rank, p, what...);
 }
 
 }  // namespace detail

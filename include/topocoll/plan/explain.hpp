@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -106,30 +107,58 @@ class noting {
   noting& operator=(const noting&) = delete;
 };
 
+// A call site's choice, seen without its type, so that the work of a new plan
+// is compiled once rather than at every call site: call(choose, l, m, opt).
+struct erased_choice {
+  const void* choose;
+  algorithm (*call)(const void* choose, const layout& l, std::size_t m, const options& opt);
+};
+
+// new_plan's body: unless this thread has seen the plan (the call site, which
+// choose.call stands for, with its shape and cost model), notes it and writes
+// its line, choosing again over the topology's shape at p with the ledger set.
+// The key holds every word of the line but the comparisons, so that two call
+// sites whose choices compiled to one function (identical code folded) still
+// write a line each where their lines differ.
+[[gnu::cold, gnu::noinline]] inline void write_new_plan(const call_shape& s, const options& opt,
+                                                        std::string (*topology)(),
+                                                        layout (*shape)(int p),
+                                                        erased_choice choose) {
+  thread_local std::set<std::string> seen;
+  const std::string name = topology();
+  std::string key(reinterpret_cast<const char*>(&choose.call), sizeof choose.call);
+  key.append(reinterpret_cast<const char*>(&opt.cost), sizeof opt.cost);
+  for (const std::size_t v : {std::size_t(s.p), s.m, std::size_t(s.root), s.element_bytes})
+    key.append(reinterpret_cast<const char*>(&v), sizeof v);
+  key.append(s.collective).append(1, '\0').append(name);
+  if (!seen.insert(std::move(key)).second) return;
+  comparisons noted;
+  algorithm chosen;
+  {
+    const noting scope(noted);
+    chosen = choose.call(choose.choose, shape(s.p), s.m, opt);
+  }
+  if (chosen == algorithm::automatic) return;  // left to the kernel (strings)
+  std::cerr << line(s, name, chosen, noted) << '\n';
+}
+
 // On rank 0, for automatic: writes the line of a plan not seen before at this
 // call site (Choose, the caller's lambda, is its type), choosing again with
 // the ledger set: choose(layout, m, options) returns the algorithm. The
 // caller passes a copy of its options made in the branch that calls this, so
 // that nothing of the caller's escapes: a caller whose options did would
-// build them in memory on every call, explained or not.
+// build them in memory on every call, explained or not. The call site passes
+// its choice and its topology's name and shape as plain functions; the rest
+// is write_new_plan, compiled once.
 template <class Topo, class Choose>
 [[gnu::cold, gnu::noinline]] void new_plan(const call_shape& s, const options& opt,
                                            const Choose& choose) {
   if (s.rank != 0 || opt.algo != algorithm::automatic) return;
-  thread_local std::vector<std::string> seen;  // a few plans per call site
-  std::string key(reinterpret_cast<const char*>(&opt.cost), sizeof opt.cost);
-  for (const std::size_t v : {std::size_t(s.p), s.m, std::size_t(s.root)})
-    key.append(reinterpret_cast<const char*>(&v), sizeof v);
-  if (std::find(seen.begin(), seen.end(), key) != seen.end()) return;
-  seen.push_back(std::move(key));
-  comparisons noted;
-  algorithm chosen;
-  {
-    const noting scope(noted);
-    chosen = choose(Topo::shape(s.p), s.m, opt);
-  }
-  if (chosen == algorithm::automatic) return;  // left to the kernel (strings)
-  std::cerr << line(s, Topo::name(), chosen, noted) << '\n';
+  write_new_plan(
+      s, opt, [] { return std::string(Topo::name()); }, [](int p) { return Topo::shape(p); },
+      {&choose, [](const void* c, const layout& l, std::size_t m, const options& o) {
+         return (*static_cast<const Choose*>(c))(l, m, o);
+       }});
 }
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail::plan::explain
