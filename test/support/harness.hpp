@@ -30,6 +30,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <topocoll/topocoll.hpp>
@@ -89,12 +90,12 @@ concept Printable = requires(std::ostream& os, const T& t) {
 // Failures seen by the ranks of one run; safe to use from every rank at once.
 class Check {
  public:
+  // The message is written by topocoll::detail::concat, which passes string
+  // literals on as pointers: messages that differ in their literals alone
+  // share the code that writes them.
   template <class... Ctx>
   void fail(const Ctx&... ctx) {
-    std::ostringstream os;
-    (os << ... << ctx);
-    std::lock_guard lk(mu_);
-    if (++count_ <= max_kept) messages_.push_back(os.str());
+    record(topocoll::detail::concat(ctx...));
   }
 
   template <class... Ctx>
@@ -124,11 +125,7 @@ class Check {
     try {
       f();
     } catch (const E& e) {
-      std::string what = e.what();
-      for (const auto& s : parts)
-        if (what.find(s) == std::string::npos)
-          fail(ctx, ": message \"", what, "\" does not mention \"", s, "\"");
-      return;
+      return mentions(e.what(), parts, ctx);
     } catch (const std::exception& e) {
       return fail(ctx, ": threw the wrong exception: ", e.what());
     }
@@ -145,6 +142,19 @@ class Check {
   }
 
  private:
+  void record(std::string message) {
+    std::lock_guard lk(mu_);
+    if (++count_ <= max_kept) messages_.push_back(std::move(message));
+  }
+
+  // The message `what` contains every one of `parts`.
+  void mentions(const std::string& what, std::initializer_list<std::string> parts,
+                const std::string& ctx) {
+    for (const auto& s : parts)
+      if (what.find(s) == std::string::npos)
+        fail(ctx, ": message \"", what, "\" does not mention \"", s, "\"");
+  }
+
   static constexpr std::size_t max_kept = 10;
   std::mutex mu_;
   std::size_t count_ = 0;
@@ -166,11 +176,16 @@ struct Loopback {
         Check check;
         topocoll::loopback::run(
             p, [&](comm_type& c) { f(c, check); }, opt);
-        BOOST_CHECK_MESSAGE(check.count() == 0, Topo::name() << " on " << name << ", p = " << p
-                                                             << ":" << check.report());
+        report(check, Topo::name(), p);
       };
       body(p, on_ranks);
     }
+  }
+
+ private:
+  static void report(const Check& check, const std::string& topology, int p) {
+    BOOST_CHECK_MESSAGE(check.count() == 0,
+                        topology << " on " << name << ", p = " << p << ":" << check.report());
   }
 };
 

@@ -130,14 +130,23 @@ struct Mpi {
   }
 
  private:
+  // f(comm, check), with the step's agreement: the suite's f is the only part
+  // of a step whose type varies, so the rest is compiled once (run_step below).
   template <class Topo, class F>
   static void run_step(int p, F& f) {
+    run_step(
+        Topo::name(), p,
+        [](void* g, comm_type& c, Check& check) { (*static_cast<F*>(g))(c, check); }, &f);
+  }
+
+  static void run_step(const std::string& topology, int p,
+                       void (*call)(void* f, comm_type& c, Check& check), void* f) {
     mpi_detail::state& s = *mpi_detail::current();
     const long step = ++s.steps;
     Check check;
     bool threw = false;
     try {
-      f(*s.comm, check);
+      call(f, *s.comm, check);
     } catch (const std::exception& e) {
       threw = true;
       check.fail("threw ", boost::core::demangle(typeid(e).name()), ": ", e.what());
@@ -153,7 +162,6 @@ struct Mpi {
     long all[6];
     MPI_Request req;
     MPI_Iallreduce(mine, all, 6, MPI_LONG, MPI_MAX, s.control, &req);
-    const int rank = s.control.rank();
     if (threw)
       mpi_detail::wait_or_abort(
           req, mpi_detail::env_seconds("TOPOCOLL_TEST_MPI_GRACE", 60),
@@ -172,25 +180,29 @@ struct Mpi {
           ", or different test cases): a rank skipped or repeated one, so their messages no "
           "longer match"));
 
-    std::string text;
-    if (all[0]) {
-      std::string own = check.count()
-                            ? topocoll::detail::concat("\n rank ", rank, ":", check.report())
-                            : std::string();
-      if (rank == 0) {
-        std::vector<std::string> reports;
-        boost::mpi::gather(s.control, own, reports, 0);
-        for (const auto& r : reports) text += r;
-      } else {
-        boost::mpi::gather(s.control, own, 0);
-        text = own;
-      }
-    }
+    const std::string text = all[0] ? reports(s, check) : std::string();
     if (all[1]) {  // someone threw: drop whatever it left unreceived
       s.comm = std::make_unique<topocoll::mpi::Comm>(s.comm->base(), s.comm->opts());
     }
-    BOOST_CHECK_MESSAGE(all[0] == 0, Topo::name()
-                                         << " on " << name << ", p = " << p << ":" << text);
+    BOOST_CHECK_MESSAGE(all[0] == 0, topology << " on " << name << ", p = " << p << ":" << text);
+  }
+
+  // Every rank's failures of a step some rank failed, at rank 0; this rank's
+  // own elsewhere.
+  static std::string reports(const mpi_detail::state& s, const Check& check) {
+    const int rank = s.control.rank();
+    const std::string own = check.count()
+                                ? topocoll::detail::concat("\n rank ", rank, ":", check.report())
+                                : std::string();
+    if (rank != 0) {
+      boost::mpi::gather(s.control, own, 0);
+      return own;
+    }
+    std::vector<std::string> all;
+    boost::mpi::gather(s.control, own, all, 0);
+    std::string text;
+    for (const auto& r : all) text += r;
+    return text;
   }
 };
 
