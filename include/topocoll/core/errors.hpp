@@ -61,7 +61,7 @@ using message_arg = std::conditional_t<std::is_array_v<std::remove_cvref_t<T>>, 
                                        std::remove_cvref_t<T>>;
 
 template <class... Args>
-[[gnu::noinline]] std::string concat_of(const Args&... args) {
+std::string concat_of(const Args&... args) {
   std::ostringstream os;
   (os << ... << args);
   return os.str();
@@ -74,8 +74,7 @@ template <class... Args>
 }
 
 template <class... Args>
-[[noreturn, gnu::cold, gnu::noinline]] void invalid_of(std::string_view op, int rank, int p,
-                                                       const Args&... what) {
+[[noreturn]] void invalid_of(std::string_view op, int rank, int p, const Args&... what) {
   throw std::invalid_argument(
       concat_of<const char*, std::string_view, const char*, int, const char*, int, const char*,
                 Args...>("topocoll::", op, " on rank ", rank, " of ", p, ": ", what...));

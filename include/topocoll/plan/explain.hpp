@@ -26,7 +26,6 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <iostream>
-#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -124,14 +123,15 @@ struct erased_choice {
                                                         std::string (*topology)(),
                                                         layout (*shape)(int p),
                                                         erased_choice choose) {
-  thread_local std::set<std::string> seen;
+  thread_local std::vector<std::string> seen;  // a few plans per call site
   const std::string name = topology();
   std::string key(reinterpret_cast<const char*>(&choose.call), sizeof choose.call);
   key.append(reinterpret_cast<const char*>(&opt.cost), sizeof opt.cost);
   for (const std::size_t v : {std::size_t(s.p), s.m, std::size_t(s.root), s.element_bytes})
     key.append(reinterpret_cast<const char*>(&v), sizeof v);
   key.append(s.collective).append(1, '\0').append(name);
-  if (!seen.insert(std::move(key)).second) return;
+  if (std::find(seen.begin(), seen.end(), key) != seen.end()) return;
+  seen.push_back(std::move(key));
   comparisons noted;
   algorithm chosen;
   {
