@@ -1,7 +1,8 @@
 // instructions_bench: instructions per call of topocoll's broadcast,
-// all_gather and all_reduce on Hypercube<D> against the textbook loops
-// (Grama et al. ch. 4, Algorithm 4.2, Algorithm 4.7, and Algorithm 4.7 with
-// the combine of Section 4.3.1) written by hand, over the same do-nothing
+// all_gather, all_reduce and scan on Hypercube<D> against the textbook loops
+// (Grama et al. ch. 4, Algorithm 4.2, Algorithm 4.7, Algorithm 4.7 with the
+// combine of Section 4.3.1, and the lecture notes' PREFIX_SUMS_HCUBE) written
+// by hand, over the same do-nothing
 // transport. No MPI, no threads: one process plays every rank in turn, and no
 // data moves. What is left is each call's own work: the loop, the address
 // arithmetic, and whatever else the library does per call.
@@ -18,7 +19,7 @@
 // checks that the library and the hand loops issue the same transport calls,
 // and says that the counts need callgrind.
 //
-//   instructions_bench [--only broadcast|all_gather|all_reduce] [--calls N]
+//   instructions_bench [--only broadcast|all_gather|all_reduce|scan] [--calls N]
 //
 // --calls: calls per measured variant, about (default 8192; rounded to whole
 // rounds of p calls).
@@ -44,6 +45,7 @@
 #include <topocoll/collectives/all_gather.hpp>
 #include <topocoll/collectives/all_reduce.hpp>
 #include <topocoll/collectives/broadcast.hpp>
+#include <topocoll/collectives/scan.hpp>
 #include <topocoll/core/concepts.hpp>
 #include <topocoll/core/nonblocking.hpp>
 #include <topocoll/persistent.hpp>
@@ -178,6 +180,35 @@ void hand_all_reduce(C& c, std::span<const T> my_msg, std::span<T> result, std::
   }
 }
 
+// ---- PREFIX_SUMS_HCUBE (the lecture notes' prefix sums on a hypercube) --------
+// msg starts as my_number itself (line 4 without its copy) and then lives in
+// msg_buf; number arrives in its own buffer; the lower rank's values go on the
+// left (rank order). The last exchange only completes msg, which the
+// procedure does not return: there the upper rank of each pair receives and
+// the lower one only sends, as topocoll's scan does.
+template <int D, class C, class T, class Op>
+void hand_scan(C& c, std::span<const T> my_number, std::span<T> result, std::span<T> msg_buf,
+               std::span<T> number, Op op) {
+  const int my_id = c.rank();
+  std::copy(my_number.begin(), my_number.end(), result.begin());
+  std::span<const T> msg = my_number;
+  for (int i = 0; i < D; ++i) {
+    const int partner = my_id ^ (1 << i);
+    const bool lower = partner < my_id;
+    if (i == D - 1) {
+      if (!lower) return c.send(partner, hand_tag, msg);
+      c.recv(partner, hand_tag, number);
+    } else {
+      c.sendrecv(partner, msg, partner, number, hand_tag);
+      for (std::size_t k = 0; k < msg_buf.size(); ++k)
+        msg_buf[k] = lower ? op(number[k], msg[k]) : op(msg[k], number[k]);
+      msg = msg_buf;
+    }
+    if (lower)
+      for (std::size_t k = 0; k < result.size(); ++k) result[k] = op(number[k], result[k]);
+  }
+}
+
 // ---- the variants ------------------------------------------------------------
 // topocoll: the call with the default options, known at compile time, as a
 // call without options has them, where GCC may inline it into its caller;
@@ -269,6 +300,23 @@ void all_reduce_call(C& c, std::span<const int> in, std::span<int> out, std::spa
     hand_all_reduce<D>(c, in, out, tmp, std::plus<>{});
 }
 
+template <int D, impl I, class C>
+void scan_call(C& c, std::span<const int> in, std::span<int> out, std::span<int> msg,
+               std::span<int> number) {
+  if constexpr (I == impl::topocoll)
+    topocoll::scan<topocoll::Hypercube<D>>(c, in, out, std::plus<>{});
+  else if constexpr (I == impl::apart)
+    opaque<void (*)(C&, std::span<const int>&&, std::span<int>&&, std::plus<>,
+                    const topocoll::options&)> (
+        &topocoll::scan<topocoll::Hypercube<D>, C, std::span<const int>, std::span<int>,
+                        std::plus<>>)(c, std::span<const int>(in), std::span<int>(out),
+                                      std::plus<>{}, no_options());
+  else if constexpr (I == impl::options)
+    topocoll::scan<topocoll::Hypercube<D>>(c, in, out, std::plus<>{}, options_at_run_time());
+  else
+    hand_scan<D>(c, in, out, msg, number, std::plus<>{});
+}
+
 // One round: every rank once. noinline so that each variant is its own
 // function in callgrind's output (the collective is inlined into it).
 template <int D, impl I>
@@ -293,6 +341,15 @@ template <int D, impl I>
   for (int r = 0; r < (1 << D); ++r) {
     comm_of<I> c(r, 1 << D);
     all_reduce_call<D, I>(c, in, out, tmp);
+  }
+}
+
+template <int D, impl I>
+[[gnu::noinline]] void scan_round(std::span<const int> in, std::span<int> out, std::span<int> msg,
+                                  std::span<int> number) {
+  for (int r = 0; r < (1 << D); ++r) {
+    comm_of<I> c(r, 1 << D);
+    scan_call<D, I>(c, in, out, msg, number);
   }
 }
 
@@ -333,7 +390,7 @@ class persistent_ranks {
 };
 
 struct config {
-  bool broadcast = true, all_gather = true, all_reduce = true;
+  bool broadcast = true, all_gather = true, all_reduce = true, scan = true;
   long calls = 8192;
 };
 
@@ -440,6 +497,28 @@ void run(const config& cfg) {
     measure(v + " persistent", p, rounds, [&] { pr.round(); });
     measure(v + " hand", p, rounds, [&] { all_reduce_round<D, impl::hand>(in, out, tmp); });
   }
+  if (cfg.scan) {
+    const std::string v = "scan " + d;
+    const std::array<int, 1> in{7};
+    std::array<int, 1> out{}, msg{}, number{};
+    std::vector<call> lib, hand;
+    for (int r = 0; r < p; ++r) {
+      NullComm<true> cl(r, p, &lib), ch(r, p, &hand);
+      scan_call<D, impl::topocoll>(cl, in, out, msg, number);
+      scan_call<D, impl::hand>(ch, in, out, msg, number);
+    }
+    check_same_shape(v, lib, hand);
+    measure(v + " topocoll", p, rounds,
+            [&] { scan_round<D, impl::topocoll>(in, out, msg, number); });
+    measure(v + " apart", p, rounds, [&] { scan_round<D, impl::apart>(in, out, msg, number); });
+    measure(v + " options", p, rounds, [&] { scan_round<D, impl::options>(in, out, msg, number); });
+    persistent_ranks<D> pr([&](auto& c) {
+      return topocoll::scan_init<topocoll::Hypercube<D>>(c, std::span<const int>(in),
+                                                         std::span<int>(out), std::plus<>{});
+    });
+    measure(v + " persistent", p, rounds, [&] { pr.round(); });
+    measure(v + " hand", p, rounds, [&] { scan_round<D, impl::hand>(in, out, msg, number); });
+  }
 }
 
 }  // namespace
@@ -453,14 +532,16 @@ int main(int argc, char** argv) {
       cfg.broadcast = w == "broadcast";
       cfg.all_gather = w == "all_gather";
       cfg.all_reduce = w == "all_reduce";
-      if (!cfg.broadcast && !cfg.all_gather && !cfg.all_reduce) {
-        std::fprintf(stderr, "--only: broadcast, all_gather or all_reduce, got %s\n", w.c_str());
+      cfg.scan = w == "scan";
+      if (!cfg.broadcast && !cfg.all_gather && !cfg.all_reduce && !cfg.scan) {
+        std::fprintf(stderr, "--only: broadcast, all_gather, all_reduce or scan, got %s\n",
+                     w.c_str());
         return 2;
       }
     } else if (a == "--calls" && i + 1 < argc) {
       cfg.calls = std::atol(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: %s [--only broadcast|all_gather|all_reduce] [--calls N]\n",
+      std::fprintf(stderr, "usage: %s [--only broadcast|all_gather|all_reduce|scan] [--calls N]\n",
                    argv[0]);
       return 2;
     }
