@@ -89,9 +89,9 @@ void all_reduce(C& c, const layout& l, std::span<const T> in, std::span<T> out, 
       [&](const layout& vl, int w, const auto& fm) {
         if (a == algorithm::recursive_doubling) {
           scratch<T> work(prefix::work_size(out.size()));
-          prefix::prefix_fold<Topo>(c, place<std::remove_cvref_t<decltype(fm)>>{tg, vl, w, fm},
-                                    prefix::buffers<T>{src, out, {}, work.span()},
-                                    prefix::goal::total, op);
+          prefix::prefix_fold<Topo, prefix::goal::total>(
+              c, place<std::remove_cvref_t<decltype(fm)>>{tg, vl, w, fm},
+              prefix::buffers<T>{src, out, {}, work.span()}, op);
           return;
         }
         reduce_scatter_all_gather<Topo>(c, place<fold_map>{tg, vl, w, fm}, src, out, op);

@@ -48,7 +48,8 @@ inline std::size_t work_size(std::size_t m) {
 
 // What the fold must leave: msg holding the fold over every rank (all_reduce),
 // or excl holding the fold over the lower ranks (scan; msg's last value is
-// then unspecified).
+// then unspecified). A template argument of the fold: each goal is compiled
+// without the other's tests.
 enum class goal { total, exclusive };
 
 // src is read by the first dimension's sends and combines, and msg is first
@@ -100,37 +101,50 @@ template <class T, class Op>
 // One dimension: the fold's exchanges (topology/step.hpp). The other
 // coordinates' messages arrive in descending cyclic order, so each goes on the
 // LEFT of the side it belongs to; the first of a side arrives in place. A ring
-// passes on what arrived last; the other steps send msg itself.
+// passes on what arrived last; the other steps send msg itself. Inlined into
+// the fold, as chain_dim and fold_sides are: the partials then stay in
+// registers from one dimension to the next.
 template <Topology Topo, Transport C, class T, class Fold, class Dim, class Op>
-void exchange_dim(C& c, const place<Fold>& at, Dim dim, partials<T>& part, scan_tail tail,
-                  const Op& op) {
+[[gnu::always_inline]] inline void exchange_dim(C& c, const place<Fold>& at, Dim dim,
+                                                partials<T>& part, scan_tail tail, const Op& op) {
   using step = dim_step<Topo::kind>;
   const int j = dim;
   const int k = step::coord(at.vl, at.w, j);
   auto real = [&](int q) { return step::with_coord(at.vl, at.w, j, q); };
   std::span<const T> last = part.own;
   int s = 0;
-  for_each_exchange<Topo::kind>(step::radix(at.vl, j), k, [&](const exchange& e) {
-    const bool prune = tail == scan_tail::prune;
-    const bool snd = rank_exists<Topo>(at.vl, real(e.to)) && (!prune || e.send < e.to);
-    const bool rcv = rank_exists<Topo>(at.vl, real(e.from)) && (!prune || e.recv < k);
-    side<T>& sd = e.recv < k ? part.lo : part.hi;
-    const std::span<T> into = !rcv ? std::span<T>{} : sd.set ? part.spare[s] : sd.acc;
-    transfer(c, snd ? at.fm.to_real(real(e.to)) : none, e.send == k ? part.own : last,
-             rcv ? at.fm.to_real(real(e.from)) : none, into, at.tag);
-    if (!rcv) return;
-    if (sd.set)
-      combine_left(sd.acc, cspan(into), op), s ^= 1;
-    else
-      sd.set = true;
-    last = into;
-  });
+  for_each_exchange<Topo::kind>(
+      step::radix(at.vl, j), k, [&] [[gnu::always_inline]] (const exchange& e) {
+        const bool prune = tail == scan_tail::prune;
+        const bool snd = rank_exists<Topo>(at.vl, real(e.to)) && (!prune || e.send < e.to);
+        const bool rcv = rank_exists<Topo>(at.vl, real(e.from)) && (!prune || e.recv < k);
+        // The side is picked by value and marked by a branch: through a
+        // reference to one of the two, both flags would live in memory, and
+        // fold_sides' tests of them would not fold away.
+        const bool lower = e.recv < k, set = lower ? part.lo.set : part.hi.set;
+        const std::span<T> acc = lower ? part.lo.acc : part.hi.acc;
+        const std::span<T> into = !rcv   ? std::span<T>{}
+                                  : !set ? acc
+                                  : s    ? part.spare[1]
+                                         : part.spare[0];
+        transfer(c, snd ? at.fm.to_real(real(e.to)) : none, e.send == k ? part.own : last,
+                 rcv ? at.fm.to_real(real(e.from)) : none, into, at.tag);
+        if (!rcv) return;
+        if (set)
+          combine_left(acc, cspan(into), op), s ^= 1;
+        else if (lower)
+          part.lo.set = true;
+        else
+          part.hi.set = true;
+        last = into;
+      });
 }
 
 // The last dimension of a scan on a linear array: the prefix of the lower
 // coordinates flows up a chain, one message per rank.
 template <Topology Topo, Transport C, class T, class Fold, class Op>
-void chain_dim(C& c, const place<Fold>& at, int j, partials<T>& part, const Op& op) {
+[[gnu::always_inline]] inline void chain_dim(C& c, const place<Fold>& at, int j, partials<T>& part,
+                                             const Op& op) {
   using step = dim_step<Topo::kind>;
   const int k = step::coord(at.vl, at.w, j), r = step::radix(at.vl, j);
   auto peer = [&](int q) { return at.fm.to_real(step::with_coord(at.vl, at.w, j, q)); };
@@ -146,8 +160,8 @@ void chain_dim(C& c, const place<Fold>& at, int j, partials<T>& part, const Op& 
 // The fold over the dimensions. After dimension j, msg holds the fold over the
 // group of ranks that share v's coordinates above j, and excl the fold over
 // those of them below v. Returns whether excl was written.
-template <Topology Topo, Transport C, class T, class Fold, class Op>
-bool prefix_fold(C& c, const place<Fold>& at, const buffers<T>& b, goal g, const Op& op) {
+template <Topology Topo, goal G, Transport C, class T, class Fold, class Op>
+bool prefix_fold(C& c, const place<Fold>& at, const buffers<T>& b, const Op& op) {
   const std::size_t m = b.msg.size();
   const int nd = ndims<Topo>(at.vl);
   bool have_excl = false;
@@ -158,7 +172,7 @@ bool prefix_fold(C& c, const place<Fold>& at, const buffers<T>& b, goal g, const
                    {b.work.first(m), b.work.subspan(m, m)}};
   for_each_dim<Topo>(at.vl, [&](auto dim) {
     const int j = dim;
-    const bool need_total = g == goal::total || j < nd - 1;
+    const bool need_total = G == goal::total || j < nd - 1;
     if (j > 0) part.own = b.msg;
     part.lo.set = part.hi.set = false;
     const scan_tail tail =
@@ -167,7 +181,7 @@ bool prefix_fold(C& c, const place<Fold>& at, const buffers<T>& b, goal g, const
       chain_dim<Topo>(c, at, j, part, op);
     else
       exchange_dim<Topo>(c, at, dim, part, tail, op);
-    if (part.lo.set && g == goal::exclusive) put_left(b.excl, have_excl, cspan(part.lo.acc), op);
+    if (G == goal::exclusive && part.lo.set) put_left(b.excl, have_excl, cspan(part.lo.acc), op);
     if (need_total) fold_sides(part, op);
   });
   return have_excl;
@@ -232,10 +246,9 @@ void scan(C& c, const layout& l, in_out<T> io, const Op& op, scan_kind kind,
   const std::size_t m = in.size();
   if (l.p > 1) {
     scratch<T> work_store(m + work_size(m));
-    const bool have = prefix_fold<Topo>(
+    const bool have = prefix_fold<Topo, goal::exclusive>(
         c, place<no_fold>{inclusive ? tag::scan : tag::exclusive_scan, l, c.rank(), {l.p}},
-        buffers<T>{in, work_store.span().first(m), out, work_store.span().subspan(m)},
-        goal::exclusive, op);
+        buffers<T>{in, work_store.span().first(m), out, work_store.span().subspan(m)}, op);
     if (inclusive && have) return combine_right(out, in, op);
   }
   if (inclusive) copy_to(in, out);

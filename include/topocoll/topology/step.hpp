@@ -105,6 +105,14 @@ template <dim_kind K, class F>
 constexpr void for_each_exchange(int radix, int k, F&& f) {
   for (int i = 1; i < radix; ++i) f(dim_step<K>::at(radix, k, i));
 }
+// A binary dimension's one exchange, always inlined, so that the step that
+// passes f can inline it too: the exchange is then straight-line code in the
+// fold, as in the textbook loop.
+template <dim_kind K, class F>
+requires(K == dim_kind::binary)
+    [[gnu::always_inline]] constexpr void for_each_exchange(int, int k, F&& f) {
+  f(dim_step<K>::at(2, k, 1));
+}
 
 // A dimension's geometry from the layout: coordinate (v / stride_j) % radix_j.
 struct mixed_radix {
