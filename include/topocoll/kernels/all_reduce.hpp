@@ -65,17 +65,6 @@ void reduce_scatter_all_gather(C& c, const place<fold_map>& at, std::span<const 
   all_gather_reversed<Topo>(c, at, out, off.data());
 }
 
-// Recursive doubling: the prefix fold of src into out. A function of its own,
-// as reduce_scatter_all_gather is: inlined into all_reduce beside the other
-// algorithms, the fold's combine loops spilled to the stack.
-template <Topology Topo, Transport C, class T, class Fold, class Op>
-[[gnu::noinline]] void recursive_doubling(C& c, const place<Fold>& at, std::span<const T> src,
-                                          std::span<T> out, const Op& op) {
-  scratch<T> work(prefix::work_size(out.size()));
-  prefix::prefix_fold<Topo, prefix::goal::total>(c, at,
-                                                 prefix::buffers<T>{src, out, {}, work.span()}, op);
-}
-
 // out = in_0 op ... op in_{p-1} on every rank, by algorithm a
 // (plan::all_reduce::choose; tree is reduce_broadcast's trees).
 template <Topology Topo, Transport C, class T, class Op>
@@ -98,9 +87,13 @@ void all_reduce(C& c, const layout& l, std::span<const T> in, std::span<T> out, 
         src = out;
       },
       [&](const layout& vl, int w, const auto& fm) {
-        if (a == algorithm::recursive_doubling)
-          return recursive_doubling<Topo>(
-              c, place<std::remove_cvref_t<decltype(fm)>>{tg, vl, w, fm}, src, out, op);
+        if (a == algorithm::recursive_doubling) {
+          scratch<T> work(prefix::work_size(out.size()));
+          prefix::prefix_fold<Topo, prefix::goal::total>(
+              c, place<std::remove_cvref_t<decltype(fm)>>{tg, vl, w, fm},
+              prefix::buffers<T>{src, out, {}, work.span()}, op);
+          return;
+        }
         reduce_scatter_all_gather<Topo>(c, place<fold_map>{tg, vl, w, fm}, src, out, op);
       },
       [&](int to) { c.send(to, detail::tag::fold, cspan(out)); });

@@ -159,9 +159,11 @@ template <Topology Topo, Transport C, class T, class Fold, class Op>
 
 // The fold over the dimensions. After dimension j, msg holds the fold over the
 // group of ranks that share v's coordinates above j, and excl the fold over
-// those of them below v. Returns whether excl was written.
+// those of them below v. Returns whether excl was written. A function of its
+// own, never inlined into the kernel that calls it: inlined into scan's or
+// all_reduce's, GCC stored to the stack inside its combine loops.
 template <Topology Topo, goal G, Transport C, class T, class Fold, class Op>
-bool prefix_fold(C& c, const place<Fold>& at, const buffers<T>& b, const Op& op) {
+[[gnu::noinline]] bool prefix_fold(C& c, const place<Fold>& at, const buffers<T>& b, const Op& op) {
   const std::size_t m = b.msg.size();
   const int nd = ndims<Topo>(at.vl);
   bool have_excl = false;
