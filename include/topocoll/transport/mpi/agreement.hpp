@@ -44,7 +44,7 @@ class agreement_check : public waits {
     ++*checks_;
     agreement_record out;
     MPI_Request req;
-    check(MPI_Iallreduce(in.data(), out.data(), n, MPI_LONG_INT, MPI_MINLOC, lib_, &req),
+    check(MPI_Iallreduce(in.data(), out.data(), n, MPI_LONG_INT, MPI_MINLOC, raw_, &req),
           "MPI_Iallreduce", -1, -1);
     check(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait (agreement check)", -1, -1);
     return out;
@@ -66,7 +66,7 @@ class agreement_check : public waits {
     const long number = ++*checks_;
     std::unique_ptr<agreement_record[]> heap(new agreement_record[2]{in, {}});
     MPI_Request req;
-    check(MPI_Iallreduce(heap[0].data(), heap[1].data(), n, MPI_LONG_INT, MPI_MINLOC, lib_, &req),
+    check(MPI_Iallreduce(heap[0].data(), heap[1].data(), n, MPI_LONG_INT, MPI_MINLOC, raw_, &req),
           "MPI_Iallreduce", -1, -1);
     const auto start = clock::now();
     int done = 0;
@@ -98,7 +98,7 @@ class agreement_check : public waits {
     for (int r = 0; r < size_; ++r) {
       if (r == rank_) continue;
       MPI_Request q;
-      if (MPI_Isend(notice, 1, MPI_LONG, r, tg, lib_, &q) == MPI_SUCCESS) MPI_Request_free(&q);
+      if (MPI_Isend(notice, 1, MPI_LONG, r, tg, raw_, &q) == MPI_SUCCESS) MPI_Request_free(&q);
     }
     std::vector<char> heard(static_cast<std::size_t>(size_), 0);
     heard[static_cast<std::size_t>(rank_)] = 1;
@@ -109,13 +109,13 @@ class agreement_check : public waits {
       if (arrived()) return {};
       int flag = 0;
       MPI_Status st;
-      if (MPI_Iprobe(MPI_ANY_SOURCE, tg, lib_, &flag, &st) != MPI_SUCCESS) break;
+      if (MPI_Iprobe(MPI_ANY_SOURCE, tg, raw_, &flag, &st) != MPI_SUCCESS) break;
       if (!flag) {
         std::this_thread::sleep_for(std::chrono::microseconds(200));
         continue;
       }
       long theirs = 0;
-      if (MPI_Recv(&theirs, 1, MPI_LONG, st.MPI_SOURCE, tg, lib_, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+      if (MPI_Recv(&theirs, 1, MPI_LONG, st.MPI_SOURCE, tg, raw_, MPI_STATUS_IGNORE) != MPI_SUCCESS)
         break;
       char& h = heard[static_cast<std::size_t>(st.MPI_SOURCE)];
       if (theirs == number && !h) h = 1, --left;

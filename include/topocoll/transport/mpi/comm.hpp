@@ -43,7 +43,7 @@ class Comm : private detail::small_messages {
       : small_messages(comm, opt) {
     const int small = static_cast<int>(opt_.small_message_bytes);
     int mine[6] = {check_, -int{check_}, timed(), -int{timed()}, small, -small}, all[6];
-    check(MPI_Allreduce(mine, all, 6, MPI_INT, MPI_MIN, lib_), "MPI_Allreduce", -1, -1);
+    check(MPI_Allreduce(mine, all, 6, MPI_INT, MPI_MIN, raw_), "MPI_Allreduce", -1, -1);
     if (all[0] != -all[1])
       topocoll::detail::invalid("mpi::Comm", rank_, size_, "the agreement check is ",
                                 check_ ? "on" : "off", " here but not on every rank (",
@@ -90,7 +90,7 @@ class Comm : private detail::small_messages {
   Comm split(int color, int key) {
     if (timed()) usable();
     MPI_Comm sub = MPI_COMM_NULL;
-    check(MPI_Comm_split(lib_, color < 0 ? MPI_UNDEFINED : color, key, &sub), "MPI_Comm_split", -1,
+    check(MPI_Comm_split(raw_, color < 0 ? MPI_UNDEFINED : color, key, &sub), "MPI_Comm_split", -1,
           -1);
     if (color < 0)
       topocoll::detail::invalid("mpi::Comm::split", rank_, size_, "color ", color,
@@ -138,7 +138,7 @@ class Comm : private detail::small_messages {
     r.to_ = {dest, tag, b.size};
     post_marker(dest, tag, b, r.marker_);
     detail::byte_type bt(b.size, opt_.max_int_bytes);  // MPI keeps the type alive while in use
-    check(MPI_Isend(b.data, bt.count(), bt.type(), dest, tag, lib_, &r.req_), "MPI_Isend", dest,
+    check(MPI_Isend(b.data, bt.count(), bt.type(), dest, tag, raw_, &r.req_), "MPI_Isend", dest,
           tag);
     return r;
   }
@@ -187,7 +187,7 @@ class Comm : private detail::small_messages {
     post_marker(dest, tag, b, req[0]);
     {
       detail::byte_type bt(b.size, opt_.max_int_bytes);
-      check(MPI_Isend(b.data, bt.count(), bt.type(), dest, tag, lib_, &req[1]), "MPI_Isend", dest,
+      check(MPI_Isend(b.data, bt.count(), bt.type(), dest, tag, raw_, &req[1]), "MPI_Isend", dest,
             tag);
     }
     const wait_for sent{waiting::receipt_by, dest, tag, b.size, 0};

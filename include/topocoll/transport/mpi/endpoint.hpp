@@ -25,8 +25,8 @@ class endpoint {
  protected:
   // Duplicates `comm` (MPI_Comm_dup, collective over it).
   endpoint(const boost::mpi::communicator& comm, options opt)
-      : base_(comm), opt_(from_environment(opt)), lib_(duplicate(comm, opt_)) {
-    check(MPI_Comm_set_errhandler(lib_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler", -1, -1);
+      : base_(comm), opt_(from_environment(opt)), lib_(duplicate(comm, opt_)), raw_(lib_) {
+    check(MPI_Comm_set_errhandler(raw_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler", -1, -1);
     rank_ = lib_.rank();
     size_ = lib_.size();
   }
@@ -63,6 +63,9 @@ class endpoint {
   boost::mpi::communicator base_;
   options opt_;  // before lib_: the duplicate is made with the options in force
   boost::mpi::communicator lib_;
+  // lib_'s handle, for the MPI calls on every message's path: Boost.MPI's
+  // conversion is a call into its shared library.
+  MPI_Comm raw_;
   int rank_ = 0;
   int size_ = 1;
 

@@ -28,7 +28,7 @@ class probes : public agreement_check {
   // its size in bytes.
   std::size_t probe(int source, int tag, MPI_Message& msg) {
     MPI_Status st;
-    check(MPI_Mprobe(source, tag, lib_, &msg, &st), "MPI_Mprobe", source, tag);
+    check(MPI_Mprobe(source, tag, raw_, &msg, &st), "MPI_Mprobe", source, tag);
     return message_size(st, source, tag);
   }
 
@@ -39,7 +39,7 @@ class probes : public agreement_check {
     MPI_Status st;
     int found = 0;
     auto arrived = [&] {
-      check(MPI_Improbe(source, tag, lib_, &found, &msg, &st), "MPI_Improbe", source, tag);
+      check(MPI_Improbe(source, tag, raw_, &found, &msg, &st), "MPI_Improbe", source, tag);
       return found != 0;
     };
     if (!poll(arrived, start)) timed_out(w, start);

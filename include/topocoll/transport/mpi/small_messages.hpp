@@ -37,7 +37,7 @@ class small_messages : public probes {
   // marker_bytes() bytes (b is at least that long), whatever they hold.
   void post_marker(int dest, int tag, const bytes& b, MPI_Request& req) {
     if (marked(b.size))
-      check(MPI_Isend(b.data, static_cast<int>(marker_bytes()), MPI_BYTE, dest, tag, lib_, &req),
+      check(MPI_Isend(b.data, static_cast<int>(marker_bytes()), MPI_BYTE, dest, tag, raw_, &req),
             "MPI_Isend (marker)", dest, tag);
   }
 
@@ -54,11 +54,11 @@ class small_messages : public probes {
     if (polled()) {
       usable();
       MPI_Request req;
-      check(MPI_Isend(p, bt.count(), bt.type(), dest, tag, lib_, &req),
+      check(MPI_Isend(p, bt.count(), bt.type(), dest, tag, raw_, &req),
             "MPI_Send (as MPI_Isend, timed)", dest, tag);
       return complete(req, {waiting::receipt_by, dest, tag, whole, 0}, clock::now());
     }
-    check(MPI_Send(p, bt.count(), bt.type(), dest, tag, lib_), "MPI_Send", dest, tag);
+    check(MPI_Send(p, bt.count(), bt.type(), dest, tag, raw_), "MPI_Send", dest, tag);
   }
 
   template <class T>
@@ -111,7 +111,7 @@ class small_messages : public probes {
 
   std::size_t recv_small(int source, int tag) {
     MPI_Status st;
-    check(MPI_Recv(bounce_.get(), static_cast<int>(bounce_bytes), MPI_BYTE, source, tag, lib_, &st),
+    check(MPI_Recv(bounce_.get(), static_cast<int>(bounce_bytes), MPI_BYTE, source, tag, raw_, &st),
           "MPI_Recv", source, tag);
     return message_size(st, source, tag);
   }
@@ -125,7 +125,7 @@ class small_messages : public probes {
     const auto start = clock::now();
     MPI_Request req;
     check(
-        MPI_Irecv(bounce_.get(), static_cast<int>(bounce_bytes), MPI_BYTE, source, tag, lib_, &req),
+        MPI_Irecv(bounce_.get(), static_cast<int>(bounce_bytes), MPI_BYTE, source, tag, raw_, &req),
         "MPI_Irecv", source, tag);
     MPI_Status st;
     int done = 0;
