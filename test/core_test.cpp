@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <fstream>
 #include <functional>
@@ -63,6 +64,30 @@ BOOST_AUTO_TEST_CASE(scratch_is_poisoned_reused_and_never_aliased) {
   detail::scratch<wide> w(3);
   BOOST_TEST(reinterpret_cast<std::uintptr_t>(w.data()) % 32 == 0u);
   BOOST_TEST(detail::scratch<char>(0).size() == 0u);
+}
+
+// Up to scratch_inline_bytes a scratch holds its elements itself, poisoned
+// like a pool block; one element more comes from the pool.
+BOOST_AUTO_TEST_CASE(small_scratch_lives_in_the_object) {
+  constexpr std::size_t most = detail::scratch_inline_bytes / sizeof(double);
+  const auto inside = [](const auto& s) {
+    const auto* at = reinterpret_cast<const std::byte*>(s.data());
+    const auto* self = reinterpret_cast<const std::byte*>(&s);
+    return at >= self && at + s.size() * sizeof(*s.data()) <= self + sizeof(s);
+  };
+  detail::scratch<double> a(most), b(1), c(most + 1);
+  BOOST_TEST(inside(a));
+  BOOST_TEST(inside(b));
+  BOOST_TEST(!inside(c));
+  for (const auto* s : {&a, &c}) {
+    for (double x : s->span())
+      BOOST_TEST_REQUIRE(std::bit_cast<std::uint64_t>(x) == 0xA5A5A5A5A5A5A5A5u);
+    BOOST_TEST(reinterpret_cast<std::uintptr_t>(s->data()) % alignof(double) == 0u);
+  }
+  for (double& x : a.span()) x = 1;  // ASan checks the bounds
+  BOOST_TEST(b.span()[0] != 1.0);
+  detail::scratch<std::byte> bytes(detail::scratch_inline_bytes);
+  BOOST_TEST(inside(bytes));
 }
 
 BOOST_AUTO_TEST_CASE(scratch_of_a_non_trivial_type_constructs_its_elements) {

@@ -4,15 +4,19 @@
 //
 //   detail::scratch<T> w(n);     // w.span(): n elements, contents unspecified
 //
-// For a trivially copyable T the storage comes from a pool owned by the
-// calling thread (an MPI process, or one loopback rank): blocks that keep their capacity from one
-// collective to the next: faulting in fresh pages for a large collective's work space costs as
-// much as the collective itself, and zeroing them another pass over memory. A large block is
-// faulted in 2 MiB pages where the kernel allows it (core/pages.hpp), which makes even its first
-// call cheaper. The elements are NOT initialised: every algorithm writes a work buffer before it
-// reads it. (Tests build with TOPOCOLL_POISON_SCRATCH, which fills every block with 0xA5 bytes, so
-// that an algorithm that reads what it did not write gets a wrong answer, not the zero it happened
-// to find.)
+// For a trivially copyable T, up to scratch_inline_bytes live in the scratch
+// object itself, on the caller's stack: a small collective's work space then
+// costs neither the pool's bookkeeping nor a thread_local lookup. Larger ones
+// come from a pool owned by the calling thread (an MPI process, or one
+// loopback rank): blocks that keep their capacity from one collective to the
+// next: faulting in fresh pages for a large collective's work space costs as
+// much as the collective itself, and zeroing them another pass over memory. A
+// large block is faulted in 2 MiB pages where the kernel allows it
+// (core/pages.hpp), which makes even its first call cheaper. The elements are
+// NOT initialised: every algorithm writes a work buffer before it reads it.
+// (Tests build with TOPOCOLL_POISON_SCRATCH, which fills every buffer with 0xA5
+// bytes, so that an algorithm that reads what it did not write gets a wrong
+// answer, not the zero it happened to find.)
 //
 // Other types get a std::vector<T>(n): their elements must be constructed. An
 // inert type (core/inert.hpp) gets T::topocoll_reserve(n), never touched.
@@ -121,9 +125,44 @@ class workspace_pool {
   std::vector<block> blocks_;
 };
 
+// n bytes at p, filled with 0xA5 where the tests ask for it (see above).
+inline std::byte* poisoned(std::byte* p, [[maybe_unused]] std::size_t n) {
+#ifdef TOPOCOLL_POISON_SCRATCH
+  std::memset(p, 0xA5, n);
+#endif
+  return p;
+}
+
+// A pool block of n bytes for a scratch (its index in slot), and its return:
+// out of line, so that a scratch small enough for its own buffer inlines to
+// a few instructions.
+[[gnu::noinline]] inline std::byte* from_pool(std::size_t n, std::size_t& slot) {
+  std::byte* d = nullptr;
+  slot = workspace_pool::local().acquire(n, d);
+  return d;
+}
+[[gnu::noinline]] inline void back_to_pool(std::size_t slot) noexcept {
+  workspace_pool::local().release(slot);
+}
+
 template <class T>
 inline constexpr bool pooled_scratch =
     std::is_trivially_copyable_v<T>&& std::is_trivially_destructible_v<T> && alignof(T) <= 64;
+
+// The work space a scratch holds in itself, for element types no more
+// aligned than this buffer.
+inline constexpr std::size_t scratch_inline_bytes = 256;
+inline constexpr std::size_t scratch_inline_align = alignof(std::max_align_t);
+template <class T>
+inline constexpr bool inline_scratch = pooled_scratch<T> && alignof(T) <= scratch_inline_align;
+
+// The buffer itself: empty where T never uses it.
+template <bool Used>
+struct inline_space {
+  alignas(scratch_inline_align) std::byte bytes[scratch_inline_bytes];
+};
+template <>
+struct inline_space<false> {};
 
 // n elements of work space; see the top of this file. Scoped; any number may
 // be alive at once, created and destroyed in any order (on one thread).
@@ -135,9 +174,13 @@ class scratch {
       data_ = T::topocoll_reserve(n);
     } else if constexpr (pooled_scratch<T>) {
       if (n == 0) return;  // nothing to hold: the pool is not touched
-      std::byte* d = nullptr;
-      slot_ = workspace_pool::local().acquire(n * sizeof(T), d);
-      data_ = reinterpret_cast<T*>(d);
+      if constexpr (inline_scratch<T>) {
+        if (n <= scratch_inline_bytes / sizeof(T)) {
+          data_ = reinterpret_cast<T*>(poisoned(local_.bytes, n * sizeof(T)));
+          return;
+        }
+      }
+      data_ = reinterpret_cast<T*>(from_pool(n * sizeof(T), slot_));
     } else {
       store_.resize(n);
       data_ = store_.data();
@@ -147,7 +190,7 @@ class scratch {
   scratch& operator=(const scratch&) = delete;
   ~scratch() {
     if constexpr (pooled_scratch<T> && !inert_element<T>)
-      if (slot_ != no_slot) workspace_pool::local().release(slot_);
+      if (slot_ != no_slot) back_to_pool(slot_);
   }
 
   std::span<T> span() const { return {data_, n_}; }
@@ -163,6 +206,7 @@ class scratch {
   [[no_unique_address]] std::conditional_t<pooled_scratch<T> || inert_element<T>, none,
                                            std::vector<T>>
       store_;
+  [[no_unique_address]] inline_space<inline_scratch<T> && !inert_element<T>> local_;
 };
 
 }  // namespace detail
