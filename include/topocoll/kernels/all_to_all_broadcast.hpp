@@ -245,11 +245,19 @@ bool rs_step(C& c, const dim_at<Peer>& d, const rs_ranges<T, Off>& b, const Op& 
     const exchange e = dim_step<Kind>::at(d.radix, d.k, i);
     const std::span<const T> out = e.recv == last ? cspan(b.dst.sub(e.recv)) : b.src.sub(e.recv);
     if (e.send == d.k) {
-      side<T>& sd = e.to < d.k ? lo : hi;
-      const std::span<T> into = sd.set ? b.tmp.first(n) : sd.acc;
+      // The side picked by value and marked by a branch, as in the prefix
+      // fold (kernels/prefix.hpp): through a reference to one of the two,
+      // GCC kept a side in memory and stored to the stack inside the combine.
+      const bool lower = e.to < d.k, set = lower ? lo.set : hi.set;
+      const std::span<T> acc = lower ? lo.acc : hi.acc;
+      const std::span<T> into = set ? b.tmp.first(n) : acc;
       c.sendrecv(d.peer(e.from), out, d.peer(e.to), into, d.tag);
-      if (sd.set) combine_left(sd.acc, cspan(into), op);
-      sd.set = true;
+      if (set)
+        combine_left(acc, cspan(into), op);
+      else if (lower)
+        lo.set = true;
+      else
+        hi.set = true;
     } else {
       const std::span<T> to = b.dst.sub(e.send), into = b.tmp.first(to.size());
       c.sendrecv(d.peer(e.from), out, d.peer(e.to), into, d.tag);
