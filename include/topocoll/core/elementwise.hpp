@@ -17,18 +17,53 @@
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail {
 
+// The three shapes of a combine: acc op= x in place, with x on the right or
+// on the left, and out = lo op hi into a third buffer.
+enum class combine_shape { right, left, into };
+
+template <combine_shape S, class T, class Op>
+void combine_loop(std::span<T> out, const T* x, const T* y, const Op& op) {
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if constexpr (S == combine_shape::right)
+      out[i] = op(std::as_const(out[i]), x[i]);
+    else if constexpr (S == combine_shape::left)
+      out[i] = op(x[i], std::as_const(out[i]));
+    else
+      out[i] = op(x[i], y[i]);
+  }
+}
+
+// Over more than combine_inline_elements the loop runs in a function of its
+// own: inlined into a kernel whose other values fill the registers, GCC 12
+// spilled a vector register to the stack inside the vectorized loop, a store
+// per iteration, which made large combines up to 2x slower.
+inline constexpr std::size_t combine_inline_elements = 16;
+template <combine_shape S, class T, class Op>
+[[gnu::noinline]] void combine_apart(std::span<T> out, const T* x, const T* y, const Op& op) {
+  combine_loop<S>(out, x, y, op);
+}
+template <combine_shape S, class T, class Op>
+[[gnu::always_inline]] inline void combine_of(std::span<T> out, const T* x, const T* y,
+                                              const Op& op) {
+  if constexpr (inert_element<T>) return;
+  if (out.size() > combine_inline_elements)
+    combine_apart<S>(out, x, y, op);
+  else
+    combine_loop<S>(out, x, y, op);
+}
+
 // acc[i] = acc[i] op x[i]   (acc covers lower ranks than x)
 template <class T, class Op>
-void combine_right(std::span<T> acc, std::span<const T> x, const Op& op) {
-  if constexpr (inert_element<T>) return;
-  for (std::size_t i = 0; i < acc.size(); ++i) acc[i] = op(std::as_const(acc[i]), x[i]);
+[[gnu::always_inline]] inline void combine_right(std::span<T> acc, std::span<const T> x,
+                                                 const Op& op) {
+  combine_of<combine_shape::right>(acc, x.data(), x.data(), op);
 }
 
 // acc[i] = x[i] op acc[i]   (x covers lower ranks than acc)
 template <class T, class Op>
-void combine_left(std::span<T> acc, std::span<const T> x, const Op& op) {
-  if constexpr (inert_element<T>) return;
-  for (std::size_t i = 0; i < acc.size(); ++i) acc[i] = op(x[i], std::as_const(acc[i]));
+[[gnu::always_inline]] inline void combine_left(std::span<T> acc, std::span<const T> x,
+                                                const Op& op) {
+  combine_of<combine_shape::left>(acc, x.data(), x.data(), op);
 }
 
 // acc op= x, with x on the left when x_is_lower
@@ -43,9 +78,9 @@ void combine(std::span<T> acc, std::span<const T> x, bool x_is_lower, const Op& 
 // dst[i] = lo[i] op hi[i]: a combination written straight into a third buffer,
 // which saves the copy that an in-place combine would need first.
 template <class T, class Op>
-void combine_into(std::span<T> dst, std::span<const T> lo, std::span<const T> hi, const Op& op) {
-  if constexpr (inert_element<T>) return;
-  for (std::size_t i = 0; i < dst.size(); ++i) dst[i] = op(lo[i], hi[i]);
+[[gnu::always_inline]] inline void combine_into(std::span<T> dst, std::span<const T> lo,
+                                                std::span<const T> hi, const Op& op) {
+  combine_of<combine_shape::into>(dst, lo.data(), hi.data(), op);
 }
 
 // to = from (to.size() == from.size()), copying or (move_to) moving; nothing
