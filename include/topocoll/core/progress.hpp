@@ -30,7 +30,6 @@
 
 #include <sched.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <exception>
 #include <memory>
@@ -70,7 +69,8 @@ struct started_collective {
   // The fiber, while it runs as one.
   std::unique_ptr<fiber_stack> stack;
   fiber_context context, caller;
-  bool suspended = false;  // in a fiber, between suspend and resume
+  bool suspended = false;              // in a fiber, between suspend and resume
+  started_collective* next = nullptr;  // the next one queued (started_queue)
 
   started_collective() = default;
   started_collective(const started_collective&) = delete;
@@ -117,6 +117,11 @@ inline void suspend_fiber() {
                          " was tested or waited for inside a running collective");
 }
 
+// The collectives this thread started and has not run to their end, oldest
+// first, linked through started_collective::next: start + wait, the common
+// case, pushes one and takes it off the front again, with no allocation and
+// no test of a capacity. Two pointers, constant-initialized and trivially
+// destroyed, so the thread's queue needs no guard of its first use.
 class started_queue {
  public:
   // The request that owns s completes or withdraws it before it lets s go
@@ -124,7 +129,9 @@ class started_queue {
   void push(started_collective& s) {
     s.at = started_collective::state::queued;
     if (s.error) s.error = nullptr;  // an error nobody took from the last run
-    queue_.push_back(&s);
+    s.next = nullptr;
+    (tail_ != nullptr ? tail_->next : head_) = &s;
+    tail_ = &s;
     ++started_waiting;
   }
 
@@ -132,14 +139,8 @@ class started_queue {
   // runs until it suspends or ends. The others wait for run_through.
   void step() {
     if (in_fiber) return;
-    seen_.clear();
-    if (started_running != nullptr) seen_.push_back(started_running->comm);
-    for (std::size_t i = 0; i < queue_.size(); ++i) {
-      started_collective& s = *queue_[i];
-      if (std::ranges::find(seen_, s.comm) != seen_.end()) continue;
-      seen_.push_back(s.comm);
-      if (suspends(s)) resume(s);
-    }
+    for (started_collective* q = head_; q != nullptr; q = q->next)
+      if (oldest_of_its_communicator(*q) && suspends(*q)) resume(*q);
     erase_finished();
   }
 
@@ -148,27 +149,21 @@ class started_queue {
   // is its communicator's oldest and has not begun (start + wait costs no
   // fiber); otherwise its fiber steps. Inside a running collective (a blocking
   // collective's scope within a started one), nothing: the outer call runs
-  // them in order.
-  void run_through(const started_collective& s) {
-    if (started_running != nullptr || in_fiber) {
-      if (!s.finished()) waited_inside_a_collective(s.name);
-      return;
+  // them in order. The common case, s alone and not begun (start + wait), is
+  // inlined: s runs at once, which is what next_for would find.
+  [[gnu::always_inline]] void run_through(started_collective& s) {
+    if (head_ == &s && s.next == nullptr && !s.suspended && started_running == nullptr && !in_fiber)
+        [[likely]] {
+      head_ = tail_ = nullptr;
+      --started_waiting;
+      return run_here(s);
     }
-    if (queue_.size() == 1 && queue_.front() == &s && !s.suspended)
-      return run_here(0);  // alone and not begun (start + wait): what next_for finds, sooner
-    while (!s.finished()) {
-      const std::size_t i = next_for(s);
-      if (i < queue_.size())
-        run_here(i);
-      else
-        step();
-      if (!s.finished()) ::sched_yield();  // not <thread>: collectives.hpp stays thread-free
-    }
+    run_through_queue(s);
   }
 
   // test(): one step of the fibers; true once s has finished. A collective
   // that cannot suspend runs whole.
-  bool test(const started_collective& s) {
+  bool test(started_collective& s) {
     if (!s.finished() && !suspends(s)) run_through(s);
     if (!s.finished()) step();
     return s.finished();
@@ -179,10 +174,10 @@ class started_queue {
   void settle(const void* comm) {
     if (started_running != nullptr || in_fiber) return;
     for (;;) {
-      const auto it = std::ranges::find_if(
-          queue_, [&](const started_collective* q) { return q->comm == comm || !suspends(*q); });
-      if (it == queue_.end()) return;
-      run_through(**it);
+      started_collective* q = head_;
+      while (q != nullptr && q->comm != comm && suspends(*q)) q = q->next;
+      if (q == nullptr) return;
+      run_through(*q);
     }
   }
 
@@ -190,7 +185,7 @@ class started_queue {
   // report names them).
   std::vector<std::string> not_begun() const {
     std::vector<std::string> names;
-    for (const auto& q : queue_)
+    for (const started_collective* q = head_; q != nullptr; q = q->next)
       if (q->at == started_collective::state::queued && !q->suspended) names.emplace_back(q->name);
     return names;
   }
@@ -198,48 +193,82 @@ class started_queue {
   // Takes s out of the queue if it has not begun (the rank then never takes
   // part in it); true if it was there.
   bool withdraw(started_collective& s) {
-    if (s.at != started_collective::state::queued || s.suspended) return false;
-    const auto it = std::ranges::find(queue_, &s);
-    if (it == queue_.end()) return false;
-    queue_.erase(it);
-    --started_waiting;
+    if (s.at != started_collective::state::queued || s.suspended || !holds(s)) return false;
+    unlink(s);
     s.at = started_collective::state::done;
     return true;
   }
 
  private:
+  [[gnu::noinline]] void run_through_queue(started_collective& s) {
+    if (started_running != nullptr || in_fiber) {
+      if (!s.finished()) waited_inside_a_collective(s.name);
+      return;
+    }
+    while (!s.finished()) {
+      if (started_collective* q = next_for(s)) {
+        unlink(*q);
+        run_here(*q);
+      } else
+        step();
+      if (!s.finished()) ::sched_yield();  // not <thread>: collectives.hpp stays thread-free
+    }
+  }
+
   static bool suspends(const started_collective& s) { return s.resumable && fibers_available; }
+
+  bool holds(const started_collective& s) const {
+    for (const started_collective* q = head_; q != nullptr; q = q->next)
+      if (q == &s) return true;
+    return false;
+  }
+
+  // Whether no collective on s's communicator runs now or was queued before s.
+  bool oldest_of_its_communicator(const started_collective& s) const {
+    if (started_running != nullptr && started_running->comm == s.comm) return false;
+    for (const started_collective* q = head_; q != &s; q = q->next)
+      if (q->comm == s.comm) return false;
+    return true;
+  }
 
   // What run_through(s) runs on this stack next: the oldest collective that
   // cannot suspend, up to s; else s, if it is its communicator's oldest and
-  // has not begun; else none (queue_.size()).
-  std::size_t next_for(const started_collective& s) const {
-    for (std::size_t i = 0; i < queue_.size(); ++i) {
-      const started_collective& q = *queue_[i];
-      if (!suspends(q)) return i;
-      if (q.comm == s.comm) return &q == &s && !q.suspended ? i : queue_.size();
-      if (&q == &s) break;
+  // has not begun; else none.
+  started_collective* next_for(const started_collective& s) const {
+    for (started_collective* q = head_; q != nullptr; q = q->next) {
+      if (!suspends(*q)) return q;
+      if (q->comm == s.comm) return q == &s && !q->suspended ? q : nullptr;
+      if (q == &s) break;
     }
-    return queue_.size();
+    return nullptr;
   }
 
-  // Runs queue_[i] whole, on this stack, out of the queue.
-  void run_here(std::size_t i) {
-    started_collective* const s = queue_[i];
-    if (i + 1 == queue_.size())
-      queue_.pop_back();  // the newest: start + wait's only one
-    else
-      queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(i));
+  // Takes s (which the queue holds) out of it.
+  void unlink(started_collective& s) {
+    started_collective* prev = nullptr;
+    if (head_ == &s) {  // the oldest: start + wait's only one
+      head_ = s.next;
+    } else {
+      prev = head_;
+      while (prev->next != &s) prev = prev->next;
+      prev->next = s.next;
+    }
+    if (tail_ == &s) tail_ = prev;
+    s.next = nullptr;
     --started_waiting;
-    s->at = started_collective::state::running;
-    started_running = s;
+  }
+
+  // Runs s, taken out of the queue, whole, on this stack.
+  void run_here(started_collective& s) {
+    s.at = started_collective::state::running;
+    started_running = &s;
     try {
-      s->run(*s);
+      s.run(s);
     } catch (...) {
-      s->error = std::current_exception();
+      s.error = std::current_exception();
     }
     started_running = nullptr;
-    s->at = started_collective::state::done;
+    s.at = started_collective::state::done;
   }
 
   static void fiber_entry() {
@@ -272,21 +301,21 @@ class started_queue {
   }
 
   void erase_finished() {
-    const auto gone =
-        std::ranges::remove_if(queue_, [](const started_collective* q) { return q->finished(); });
-    started_waiting -= static_cast<std::size_t>(gone.size());
-    queue_.erase(gone.begin(), gone.end());
+    for (started_collective* q = head_; q != nullptr;) {
+      started_collective* const next = q->next;
+      if (q->finished()) unlink(*q);
+      q = next;
+    }
   }
 
-  // Oldest first. A vector: the common queue holds one collective, and
-  // indexing it costs what a deque's bookkeeping would many times over.
-  std::vector<started_collective*> queue_;
-  std::vector<const void*> seen_;  // step()'s communicators, kept for its capacity
+  started_collective* head_ = nullptr;
+  started_collective* tail_ = nullptr;
 };
 
+inline thread_local started_queue started_of_this_thread;
+
 inline started_queue& started_on_this_thread() {
-  thread_local started_queue q;
-  return q;
+  return started_of_this_thread;
 }
 
 // What a resumable transport calls each time it polls a wait: inside a
