@@ -9,11 +9,12 @@
 //   for (...) { /* fill in */ pr.start(); /* compute */ pr.wait(); /* use out */ }
 //   pr.algorithm();  pr.describe();
 //
-// Init runs the argument checks, with the blocking call's words, and makes
-// automatic's choice, as the blocking call makes it at every call; start()
-// queues the collective with that algorithm bound, as a nonblocking call does
-// (collectives/nonblocking.hpp), to run without the checks and the choice, and
-// a fiber it runs in keeps its stack from one start to the next.
+// Init runs the argument checks, with the blocking call's words, lays the
+// topology over the ranks and makes automatic's choice, as the blocking call
+// does at every call; start() queues the collective with that layout and
+// that algorithm bound, as a nonblocking call does
+// (collectives/nonblocking.hpp), to run without the checks, the layout and the
+// choice, and a fiber it runs in keeps its stack from one start to the next.
 // algorithm() is that choice. describe() comes from the model running this
 // collective's own schedule (model::simulate, on a complete network with t_s
 // and t_w from options::cost), computed at its first use, as is algorithm()
@@ -130,10 +131,11 @@ plan_summary plan_of(Kind k, int p, std::size_t m, const options& opt) {
 
 // The persistent request of `run` (a callable of the options and a stage that
 // holds the collective's arguments, buffers as spans, and runs the
-// collective's checked_* body): its arguments checked, then the algorithm
-// chosen once by `choose` (of the layout, m and the options: the
-// collective's own choice, as a blocking call makes it), and bound, so that
-// every start runs it without choosing. Where nothing is chosen (p = 1, no
+// collective's checked_* body): its arguments checked, then the layout laid
+// and the algorithm chosen once by `choose` (of the layout, m and the
+// options: the collective's own choice, as a blocking call makes it), and
+// both bound (planned_start), so that every start runs the collective
+// without laying out or choosing. Where nothing is chosen (p = 1, no
 // elements, strings, scans) the options stay as given. Rank 0 explains the
 // plan when TOPOCOLL_EXPLAIN asks.
 template <Topology Topo, class T, Transport C, model::collective K, class Run, class Choose>
@@ -141,9 +143,11 @@ persistent_request persist(C& c, std::string_view name, model::collective_tag<K>
                            const options& opt, Run run, Choose choose) {
   run(opt, stage::check);
   const int p = c.size();
+  const layout l = Topo::shape(p);
   options bound = opt;
-  if (p > 1 && m > 0) bound.algo = choose(Topo::shape(p), m, opt);
-  persistent_request pr(to_start(c, name, [run, bound](stage s) { run(bound, s); }), bound.algo,
+  if (p > 1 && m > 0) bound.algo = choose(l, m, opt);
+  persistent_request pr(to_start(c, name, [run, bound, l](stage) { run(bound, planned_start{l}); }),
+                        bound.algo,
                         [k, p, m, bound] { return plan_of<Topo, sizeof(T)>(k, p, m, bound); });
   if (c.rank() == 0 && plan::explain::on) std::cerr << "topocoll: " << pr.describe() << '\n';
   return pr;
@@ -162,7 +166,7 @@ persistent_request broadcast_init(C& c, Buf&& buffer, int root,
   const auto b = detail::out_span(buffer);
   return detail::persist<Topo, buffer_value_t<Buf>>(
       c, "broadcast_init", model::collective_tag<model::collective::broadcast>{}, b.size(), opt,
-      [&c, b, root](const options& o, detail::stage s) {
+      [&c, b, root](const options& o, auto s) {
         detail::checked_broadcast<Topo>(c, b, root, o, s);
       },
       [root](const layout& l, std::size_t m, const options& o) {
@@ -177,7 +181,7 @@ requires ReductionBuffers<In, Out, Op> persistent_request reduce_init(
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
       c, "reduce_init", model::collective_tag<model::collective::reduce>{}, in.size(), opt,
-      [&c, in, out = detail::out_span(output), op, root](const options& o, detail::stage s) {
+      [&c, in, out = detail::out_span(output), op, root](const options& o, auto s) {
         detail::checked_reduce<Topo>(c, in, out, op, root, o, s);
       },
       [root](const layout& l, std::size_t m, const options& o) {
@@ -192,7 +196,7 @@ requires ReductionBuffers<In, Out, Op> persistent_request all_reduce_init(
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
       c, "all_reduce_init", model::collective_tag<model::collective::all_reduce>{}, in.size(), opt,
-      [&c, in, out = detail::out_span(output), op](const options& o, detail::stage s) {
+      [&c, in, out = detail::out_span(output), op](const options& o, auto s) {
         detail::checked_all_reduce<Topo>(c, in, out, op, o, s);
       },
       detail::all_reduce_choice<Topo, buffer_value_t<Out>, Op>);
@@ -205,7 +209,7 @@ all_gather_init(C& c, In&& input, Out&& output, const options& opt = detail::def
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
       c, "all_gather_init", model::collective_tag<model::collective::all_gather>{}, in.size(), opt,
-      [&c, in, out = detail::out_span(output)](const options& o, detail::stage s) {
+      [&c, in, out = detail::out_span(output)](const options& o, auto s) {
         detail::checked_all_gather<Topo>(c, in, out, o, s);
       },
       detail::all_gather_choice<Topo, buffer_value_t<Out>>);
@@ -219,7 +223,7 @@ requires ReductionBuffers<In, Out, Op> persistent_request reduce_scatter_init(
   return detail::persist<Topo, buffer_value_t<Out>>(
       c, "reduce_scatter_init", model::collective_tag<model::collective::reduce_scatter>{},
       out.size(), opt,
-      [&c, in = detail::in_span(input), out, op](const options& o, detail::stage s) {
+      [&c, in = detail::in_span(input), out, op](const options& o, auto s) {
         detail::checked_reduce_scatter<Topo>(c, in, out, op, o, s);
       },
       detail::reduce_scatter_choice<Topo, buffer_value_t<Out>, Op>);
@@ -232,7 +236,7 @@ scan_init(C& c, In&& input, Out&& output, Op op, const options& opt = detail::de
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
       c, "scan_init", model::collective_tag<model::collective::scan>{}, in.size(), opt,
-      [&c, in, out = detail::out_span(output), op](const options& o, detail::stage s) {
+      [&c, in, out = detail::out_span(output), op](const options& o, auto s) {
         detail::checked_scan<Topo, detail::prefix::scan_kind::inclusive>(c, in, out, op, o, s);
       },
       detail::as_given);
@@ -246,7 +250,7 @@ requires ReductionBuffers<In, Out, Op> persistent_request exclusive_scan_init(
   return detail::persist<Topo, buffer_value_t<Out>>(
       c, "exclusive_scan_init", model::collective_tag<model::collective::exclusive_scan>{},
       in.size(), opt,
-      [&c, in, out = detail::out_span(output), op](const options& o, detail::stage s) {
+      [&c, in, out = detail::out_span(output), op](const options& o, auto s) {
         detail::checked_scan<Topo, detail::prefix::scan_kind::exclusive>(c, in, out, op, o, s);
       },
       detail::as_given);
@@ -259,7 +263,7 @@ requires BufferPair<In, Out> persistent_request scatter_init(
   const auto out = detail::out_span(output);
   return detail::persist<Topo, buffer_value_t<Out>>(
       c, "scatter_init", model::collective_tag<model::collective::scatter>{}, out.size(), opt,
-      [&c, in = detail::in_span(input), out, root](const options& o, detail::stage s) {
+      [&c, in = detail::in_span(input), out, root](const options& o, auto s) {
         detail::checked_scatter<Topo>(c, in, out, root, o, s);
       },
       detail::scatter_choice<Topo, buffer_value_t<Out>>);
@@ -272,7 +276,7 @@ requires BufferPair<In, Out> persistent_request gather_init(
   const auto in = detail::in_span(input);
   return detail::persist<Topo, buffer_value_t<Out>>(
       c, "gather_init", model::collective_tag<model::collective::gather>{}, in.size(), opt,
-      [&c, in, out = detail::out_span(output), root](const options& o, detail::stage s) {
+      [&c, in, out = detail::out_span(output), root](const options& o, auto s) {
         detail::checked_gather<Topo>(c, in, out, root, o, s);
       },
       detail::gather_choice<Topo, buffer_value_t<Out>>);
@@ -286,7 +290,7 @@ all_to_all_init(C& c, In&& input, Out&& output, const options& opt = detail::def
   return detail::persist<Topo, buffer_value_t<Out>>(
       c, "all_to_all_init", model::collective_tag<model::collective::all_to_all>{},
       in.size() / static_cast<std::size_t>(c.size()), opt,
-      [&c, in, out = detail::out_span(output)](const options& o, detail::stage s) {
+      [&c, in, out = detail::out_span(output)](const options& o, auto s) {
         detail::checked_all_to_all<Topo>(c, in, out, o, s);
       },
       detail::all_to_all_choice<Topo, C, buffer_value_t<Out>>);

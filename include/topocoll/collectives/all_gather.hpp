@@ -50,10 +50,11 @@ algorithm all_gather_choice(const layout& l, std::size_t m, const options& opt) 
 }
 
 // all_gather's checks (stage::check), the whole call (stage::run), or the call
-// without its checks (stage::started).
-template <Topology Topo, Transport C, class In, class Out>
+// without its checks (stage::started), at a persistent request's start with the
+// layout and the algorithm fixed at init (planned_start).
+template <Topology Topo, Transport C, class In, class Out, collective_stage Stage>
 [[gnu::always_inline]] inline void checked_all_gather(C& c, In&& input, Out&& output,
-                                                      const options& opt, stage s) {
+                                                      const options& opt, Stage s) {
   const auto [call, in, out] = open_call<Topo>("all_gather", c, input, output);
   const collective_scope scope(c, call.info(in, opt.algo), s);
   const std::size_t m = in.size(), mine = static_cast<std::size_t>(call.rank()) * m;
@@ -66,7 +67,7 @@ template <Topology Topo, Transport C, class In, class Out>
   if (!scope.proceed()) return;
   if (m == 0) return;
   if (call.p() == 1) return copy_to(in, out.subspan(mine, m));
-  const layout l = Topo::shape(call.p());
+  const layout& l = laid_out<Topo>(s, call.p());
   if constexpr (is_flat_string_v<buffer_value_t<Out>>) {
     copy_to(in, out.subspan(mine, m));
     strings::all_gather<kernel_topology<Topo>>(c, l, in, out, opt.algo, tag::all_gather);
@@ -74,7 +75,7 @@ template <Topology Topo, Transport C, class In, class Out>
     all_to_all_broadcast::all_gather<kernel_topology<Topo>>(
         c, l, in, out, all_to_all_broadcast::equal_blocks{m},
         call.template chosen<Topo>(
-            l, m, sizeof(buffer_value_t<Out>), opt,
+            s, l, m, sizeof(buffer_value_t<Out>), opt,
             [] [[gnu::always_inline]] (const layout& at, std::size_t n, const options& o) {
               return all_gather_choice<Topo, buffer_value_t<Out>>(at, n, o);
             }),

@@ -46,10 +46,11 @@ algorithm all_reduce_choice(const layout& l, std::size_t m, const options& opt) 
 }
 
 // all_reduce's checks (stage::check), the whole call (stage::run), or the call
-// without its checks (stage::started).
-template <Topology Topo, Transport C, class In, class Out, class Op>
+// without its checks (stage::started), at a persistent request's start with the
+// layout and the algorithm fixed at init (planned_start).
+template <Topology Topo, Transport C, class In, class Out, class Op, collective_stage Stage>
 [[gnu::always_inline]] inline void checked_all_reduce(C& c, In&& input, Out&& output, Op op,
-                                                      const options& opt, stage s) {
+                                                      const options& opt, Stage s) {
   const auto [call, in, out] = open_call<Topo>("all_reduce", c, input, output);
   const collective_scope scope(c, call.info(in, opt.algo), s);
   if (scope.checking()) {
@@ -60,10 +61,10 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
   }
   if (!scope.proceed()) return;
   if (call.nothing_to_do(in, out)) return;
-  const layout l = Topo::shape(call.p());
+  const layout& l = laid_out<Topo>(s, call.p());
   using T = buffer_value_t<Out>;
   const algorithm a = call.template chosen<Topo>(
-      l, in.size(), sizeof(T), opt,
+      s, l, in.size(), sizeof(T), opt,
       [] [[gnu::always_inline]] (const layout& at, std::size_t m, const options& o) {
         return all_reduce_choice<Topo, T, Op>(at, m, o);
       });

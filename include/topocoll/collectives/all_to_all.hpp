@@ -50,10 +50,11 @@ algorithm all_to_all_choice(const layout& l, std::size_t m, const options& opt) 
 }
 
 // all_to_all's checks (stage::check), the whole call (stage::run), or the call
-// without its checks (stage::started).
-template <Topology Topo, Transport C, class In, class Out>
+// without its checks (stage::started), at a persistent request's start with the
+// layout and the algorithm fixed at init (planned_start).
+template <Topology Topo, Transport C, class In, class Out, collective_stage Stage>
 [[gnu::always_inline]] inline void checked_all_to_all(C& c, In&& input, Out&& output,
-                                                      const options& opt, stage s) {
+                                                      const options& opt, Stage s) {
   static_assert(block_element<buffer_value_t<Out>>,
                 "all_to_all keeps scratch blocks of the element type: it must be default "
                 "constructible and copy assignable");
@@ -70,11 +71,11 @@ template <Topology Topo, Transport C, class In, class Out>
     call.in_place(in, out, 0);
   }
   if (!scope.proceed() || in.empty()) return;  // no blocks: nothing to choose or send
-  const layout l = Topo::shape(call.p());
+  const layout& l = laid_out<Topo>(s, call.p());
   const std::size_t m = in.size() / personalized::to_size(call.p());
   using T = buffer_value_t<Out>;
   const algorithm a = call.template chosen<Topo>(
-      l, m, sizeof(T), opt,
+      s, l, m, sizeof(T), opt,
       [] [[gnu::always_inline]] (const layout& at, std::size_t n, const options& o) {
         return all_to_all_choice<Topo, C, T>(at, n, o);
       });

@@ -50,6 +50,40 @@
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail {
 
+// Where a collective's code is run:
+//  - stage::run, a blocking call: the argument checks, then the collective;
+//  - stage::check, the argument checks alone, as a nonblocking or persistent
+//    collective runs them when it is started or set up
+//    (collectives/nonblocking.hpp): the same checks, the same words;
+//  - stage::started, that started collective running: the collective alone,
+//    since its arguments, bound as spans, were checked at the start (a
+//    persistent request's start() pays for no check).
+// Each collective's detail::checked_* body is always inlined, so that the
+// blocking call compiles as the one function it is (checks of options known
+// at the call site fold away) and not as a call into a shared body.
+enum class stage { check, run, started };
+
+// A persistent request's start (persistent.hpp): stage::started, with what
+// init fixed taken as it is: the layout of the p ranks (laid_out), and the
+// algorithm init chose, which the options it passes carry (call_args::chosen).
+struct planned_start {
+  const layout& shape;
+};
+
+template <class S>
+concept collective_stage = std::same_as<S, stage> || std::same_as<S, planned_start>;
+
+// The layout a collective runs over: Topo's shape of p ranks, or the one a
+// persistent request fixed at init.
+template <Topology Topo>
+[[gnu::always_inline]] inline layout laid_out(stage, int p) {
+  return Topo::shape(p);
+}
+template <Topology Topo>
+[[gnu::always_inline]] inline const layout& laid_out(const planned_start& s, int) {
+  return s.shape;
+}
+
 class call_args {
  public:
   call_args(std::string_view name, int rank, int p) : name_(name), rank_(rank), p_(p) {}
@@ -74,11 +108,15 @@ class call_args {
   // out of line, and the options go as a copy made inside the branch (a
   // reference would make a caller's options a stored object), so a call that
   // is not explained pays one test of a constant.
-  template <Topology Topo, class Choose>
-  [[gnu::always_inline]] topocoll::algorithm chosen(const layout& l, std::size_t m,
+  // At a persistent request's start (planned_start), the algorithm init chose
+  // is taken as it is.
+  template <Topology Topo, collective_stage Stage, class Choose>
+  [[gnu::always_inline]] topocoll::algorithm chosen(Stage, const layout& l, std::size_t m,
                                                     std::size_t element_bytes, const options& opt,
                                                     const Choose& choose,
                                                     int root = collective_info::no_root) const {
+    if constexpr (std::is_same_v<Stage, planned_start>)
+      if (opt.algo != topocoll::algorithm::automatic) return opt.algo;
     if (plan::explain::on) [[unlikely]] {
       const options copy = opt;
       plan::explain::new_plan<Topo>({name_, rank_, p_, m, element_bytes, root}, copy, choose);
@@ -248,19 +286,6 @@ class call_args {
 static_assert(call_args::valid(default_options.cost),
               "the default cost model must pass the check it skips");
 
-// Where a collective's code is run:
-//  - stage::run, a blocking call: the argument checks, then the collective;
-//  - stage::check, the argument checks alone, as a nonblocking or persistent
-//    collective runs them when it is started or set up
-//    (collectives/nonblocking.hpp): the same checks, the same words;
-//  - stage::started, that started collective running: the collective alone,
-//    since its arguments, bound as spans, were checked at the start (a
-//    persistent request's start() pays for no check).
-// Each collective's detail::checked_* body is always inlined, so that the
-// blocking call compiles as the one function it is (checks of options known
-// at the call site fold away) and not as a call into a shared body.
-enum class stage { check, run, started };
-
 // Tells a transport that listens (CollectiveAwareTransport: mpi::Comm) that a
 // collective begins, and that it ended when the scope closes, normally or by
 // an exception; then, on a transport that offers it (AgreementTransport), runs
@@ -276,6 +301,8 @@ enum class stage { check, run, started };
 template <Transport C>
 class collective_scope {
  public:
+  collective_scope(C& c, const collective_info& info, planned_start)
+      : collective_scope(c, info, stage::started) {}
   collective_scope(C& c, const collective_info& info, stage s = stage::run) : c_(c), stage_(s) {
     if (!active()) return;
     if constexpr (AgreementTransport<C>) run_started();

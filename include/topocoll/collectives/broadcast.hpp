@@ -69,10 +69,11 @@ algorithm broadcast_choice(const layout& l, std::size_t m, int root, const optio
 }
 
 // broadcast's checks (stage::check), the whole call (stage::run), or the call
-// without its checks (stage::started).
-template <Topology Topo, Transport C, OutputBuffer Buf>
+// without its checks (stage::started), at a persistent request's start with the
+// layout and the algorithm fixed at init (planned_start).
+template <Topology Topo, Transport C, OutputBuffer Buf, collective_stage Stage>
 [[gnu::always_inline]] inline void checked_broadcast(C& c, Buf&& buffer, int root,
-                                                     const options& opt, stage s) {
+                                                     const options& opt, Stage s) {
   const std::span<buffer_value_t<Buf>> buf = out_span(buffer);
   const auto call = open_call<Topo>("broadcast", c);
   const collective_scope scope(c, call.info(buf, opt.algo, root), s);
@@ -82,10 +83,10 @@ template <Topology Topo, Transport C, OutputBuffer Buf>
     check_algorithm<Topo>(call, opt.algo);
   }
   if (!scope.proceed() || call.p() == 1 || buf.empty()) return;
-  const layout l = Topo::shape(call.p());
+  const layout& l = laid_out<Topo>(s, call.p());
   auto bcast = [&]<class U> [[gnu::always_inline]] (std::span<U> b) {
     const algorithm a = call.template chosen<Topo>(
-        l, b.size(), sizeof(U), opt,
+        s, l, b.size(), sizeof(U), opt,
         [root] [[gnu::always_inline]] (const layout& at, std::size_t m, const options& o) {
           return broadcast_choice<Topo, U>(at, m, root, o);
         },
@@ -120,7 +121,7 @@ template <Topology Topo, Transport C, OutputBuffer Buf>
   const layout l = Topo::shape(call.p());
   using T = buffer_value_t<Buf>;
   const algorithm a = call.template chosen<Topo>(
-      l, m, sizeof(T), opt,
+      s, l, m, sizeof(T), opt,
       [n = roots.size()] [[gnu::always_inline]] (const layout& at, std::size_t block,
                                                  const options& o) {
         return plan::all_to_all_broadcast::choose_roots<Topo>(at, n, block * sizeof(T), o);

@@ -39,10 +39,11 @@ algorithm gather_choice(const layout& l, std::size_t m, const options& opt) {
 }
 
 // gather's checks (stage::check), the whole call (stage::run), or the call
-// without its checks (stage::started).
-template <Topology Topo, Transport C, class In, class Out>
+// without its checks (stage::started), at a persistent request's start with the
+// layout and the algorithm fixed at init (planned_start).
+template <Topology Topo, Transport C, class In, class Out, collective_stage Stage>
 [[gnu::always_inline]] inline void checked_gather(C& c, In&& input, Out&& output, int root,
-                                                  const options& opt, stage s) {
+                                                  const options& opt, Stage s) {
   const auto [call, in, out] = open_call<Topo>("gather", c, input, output);
   const collective_scope scope(c, call.info(in, opt.algo, root), s);
   if (scope.checking()) {
@@ -58,13 +59,13 @@ template <Topology Topo, Transport C, class In, class Out>
   }
   if (!scope.proceed()) return;
   if (call.nothing_to_do(in, out)) return;
-  const layout l = Topo::shape(call.p());
+  const layout& l = laid_out<Topo>(s, call.p());
   if constexpr (is_flat_string_v<buffer_value_t<Out>>)
     if (opt.algo != algorithm::pipelined)
       return strings::gather<kernel_topology<Topo>>(c, l, in, out, root, tag::gather);
   using T = buffer_value_t<Out>;
   const algorithm a = call.template chosen<Topo>(
-      l, in.size(), sizeof(T), opt,
+      s, l, in.size(), sizeof(T), opt,
       [] [[gnu::always_inline]] (const layout& at, std::size_t m, const options& o) {
         return gather_choice<Topo, T>(at, m, o);
       },

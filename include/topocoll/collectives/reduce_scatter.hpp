@@ -43,10 +43,11 @@ algorithm reduce_scatter_choice(const layout& l, std::size_t m, const options& o
 }
 
 // reduce_scatter's checks (stage::check), the whole call (stage::run), or the call
-// without its checks (stage::started).
-template <Topology Topo, Transport C, class In, class Out, class Op>
+// without its checks (stage::started), at a persistent request's start with the
+// layout and the algorithm fixed at init (planned_start).
+template <Topology Topo, Transport C, class In, class Out, class Op, collective_stage Stage>
 [[gnu::always_inline]] inline void checked_reduce_scatter(C& c, In&& input, Out&& output, Op op,
-                                                          const options& opt, stage s) {
+                                                          const options& opt, Stage s) {
   const auto [call, in, out] = open_call<Topo>("reduce_scatter", c, input, output);
   const collective_scope scope(c, call.info(out, opt.algo), s);
   if (scope.checking()) {
@@ -58,10 +59,10 @@ template <Topology Topo, Transport C, class In, class Out, class Op>
   if (!scope.proceed()) return;
   if (out.empty()) return;
   if (call.p() == 1) return copy_to(in, out);
-  const layout l = Topo::shape(call.p());
+  const layout& l = laid_out<Topo>(s, call.p());
   using T = buffer_value_t<Out>;
   const algorithm a = call.template chosen<Topo>(
-      l, out.size(), sizeof(T), opt,
+      s, l, out.size(), sizeof(T), opt,
       [] [[gnu::always_inline]] (const layout& at, std::size_t m, const options& o) {
         return reduce_scatter_choice<Topo, T, Op>(at, m, o);
       });

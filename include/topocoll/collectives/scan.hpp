@@ -29,9 +29,10 @@
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE {
 
 namespace detail {
-template <Topology Topo, prefix::scan_kind Kind, Transport C, class In, class Out, class Op>
+template <Topology Topo, prefix::scan_kind Kind, Transport C, class In, class Out, class Op,
+          collective_stage Stage>
 [[gnu::always_inline]] inline void checked_scan(C& c, In&& input, Out&& output, const Op& op,
-                                                const options& opt, stage s) {
+                                                const options& opt, Stage s) {
   const auto [call, in, out] = open_call<Topo>(
       Kind == prefix::scan_kind::inclusive ? "scan" : "exclusive_scan", c, input, output);
   const collective_scope scope(c, call.info(in, opt.algo), s);
@@ -42,7 +43,7 @@ template <Topology Topo, prefix::scan_kind Kind, Transport C, class In, class Ou
     call.in_place(in, out, 0);
   }
   if (!scope.proceed() || in.empty()) return;
-  prefix::scan<kernel_topology<Topo>>(c, Topo::shape(call.p()), in_out{in, out}, op, Kind,
+  prefix::scan<kernel_topology<Topo>>(c, laid_out<Topo>(s, call.p()), in_out{in, out}, op, Kind,
                                       opt.cost);
 }
 }  // namespace detail

@@ -37,10 +37,11 @@ algorithm scatter_choice(const layout& l, std::size_t m, const options& opt) {
 }
 
 // scatter's checks (stage::check), the whole call (stage::run), or the call
-// without its checks (stage::started).
-template <Topology Topo, Transport C, class In, class Out>
+// without its checks (stage::started), at a persistent request's start with the
+// layout and the algorithm fixed at init (planned_start).
+template <Topology Topo, Transport C, class In, class Out, collective_stage Stage>
 [[gnu::always_inline]] inline void checked_scatter(C& c, In&& input, Out&& output, int root,
-                                                   const options& opt, stage s) {
+                                                   const options& opt, Stage s) {
   const auto [call, in, out] = open_call<Topo>("scatter", c, input, output);
   const collective_scope scope(c, call.info(out, opt.algo, root), s);
   const std::size_t m = out.size();
@@ -57,10 +58,10 @@ template <Topology Topo, Transport C, class In, class Out>
   if (!scope.proceed()) return;
   if (m == 0) return;
   if (call.p() == 1) return copy_to(in, out);
-  const layout l = Topo::shape(call.p());
+  const layout& l = laid_out<Topo>(s, call.p());
   using T = buffer_value_t<Out>;
   const algorithm a = call.template chosen<Topo>(
-      l, m, sizeof(T), opt,
+      s, l, m, sizeof(T), opt,
       [] [[gnu::always_inline]] (const layout& at, std::size_t n, const options& o) {
         return scatter_choice<Topo, T>(at, n, o);
       },
