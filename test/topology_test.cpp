@@ -75,6 +75,25 @@ BOOST_AUTO_TEST_CASE(fixed_hypercubes_have_the_uniform_dimensions) {
   fixed_cubes_are_uniform(std::make_integer_sequence<int, 21>{});
 }
 
+// The binary step's bit arithmetic says what the layout's mixed-radix
+// arithmetic says on a hypercube, and its exchange pairs v with v XOR 2^j.
+BOOST_AUTO_TEST_CASE(the_binary_step_is_the_layouts_arithmetic_on_bits) {
+  using step = topocoll::detail::dim_step<topocoll::dim_kind::binary>;
+  const auto l = Hypercube<>::shape(1 << 10);
+  int wrong = 0;
+  for (int v = 0; v < l.p; ++v)
+    for (int j = 0; j < l.ndims; ++j) {
+      const int k = step::coord(l, v, j);
+      if (k != l.coord(v, j)) ++wrong;
+      for (int c : {0, 1})
+        if (step::with_coord(l, v, j, c) != l.with_coord(v, j, c)) ++wrong;
+      const auto e = step::at(2, k, 0);
+      if (e.to != 1 - k || e.from != 1 - k || e.send != k || e.recv != 1 - k) ++wrong;
+      if (step::with_coord(l, v, j, e.to) != (v ^ (1 << j))) ++wrong;
+    }
+  BOOST_TEST(wrong == 0);
+}
+
 template <class Topo>
 void relabel_is_a_bijection_with_root_at_zero(int p) {
   auto l = Topo::shape(p);

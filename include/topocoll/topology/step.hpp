@@ -144,8 +144,13 @@ struct dim_step<dim_kind::binary> {
   static constexpr int radix(const layout&, int) { return 2; }
   static constexpr int stride(const layout&, int j) { return 1 << j; }
   static constexpr int coord(const layout&, int v, int j) { return (v >> j) & 1; }
+  // v with bit j set to c, as the flip of the bits that differ: where c is
+  // the other coordinate (every exchange below), this is v XOR 2^j. A rank is
+  // never negative; said so, the compiler drops a kernel's test of the peer
+  // against `none` (core/transfer.hpp) in every exchange.
   static constexpr int with_coord(const layout&, int v, int j, int c) {
-    return (v & ~(1 << j)) | (c << j);
+    if (v < 0) __builtin_unreachable();
+    return v ^ ((((v >> j) & 1) ^ c) << j);
   }
   static constexpr int group_start(const layout&, int v, int j) { return v & ~((2 << j) - 1); }
 
@@ -162,7 +167,7 @@ struct dim_step<dim_kind::binary> {
       f(link{v ^ s, v ^ s, l.clip(v + 2 * s), j, true});
   }
   // Algorithm 4.7, one dimension: swap halves with the partner.
-  static constexpr exchange at(int /*radix*/, int k, int /*i*/) { return {1 - k, 1 - k, k, 1 - k}; }
+  static constexpr exchange at(int /*radix*/, int k, int /*i*/) { return {k ^ 1, k ^ 1, k, k ^ 1}; }
   // PREFIX_SUMS_HCUBE's last exchange only completes msg, which a scan does
   // not return: there the upper rank of each pair receives and the lower one
   // only sends (half the messages of that step, in the same time).
