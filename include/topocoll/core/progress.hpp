@@ -82,17 +82,9 @@ struct started_collective {
   bool finished() const { return at == state::done || at == state::idle; }
 };
 
-// How many collectives this thread has started and not finished; read by
-// every blocking collective and, on a resumable transport, by every wait, so
-// the common case (none) is one load.
-inline thread_local std::size_t started_waiting = 0;
 // The started collective running on this thread's stack or in a fiber now.
 inline thread_local started_collective* started_running = nullptr;
 inline thread_local bool in_fiber = false;
-
-inline bool started_collectives_waiting() {
-  return started_waiting != 0;
-}
 
 // Whether a started collective runs on this thread now, on its stack or in a
 // fiber: a test() or wait() of another started collective would then
@@ -132,7 +124,6 @@ class started_queue {
     s.next = nullptr;
     (tail_ != nullptr ? tail_->next : head_) = &s;
     tail_ = &s;
-    ++started_waiting;
   }
 
   // One pass: each communicator's oldest collective, if it runs as a fiber,
@@ -155,7 +146,6 @@ class started_queue {
     if (head_ == &s && s.next == nullptr && !s.suspended && started_running == nullptr && !in_fiber)
         [[likely]] {
       head_ = tail_ = nullptr;
-      --started_waiting;
       return run_here(s);
     }
     run_through_queue(s);
@@ -180,6 +170,9 @@ class started_queue {
       run_through(*q);
     }
   }
+
+  // Whether any collective is queued (started and not run to its end).
+  bool holds_any() const { return head_ != nullptr; }
 
   // The collectives started and not yet begun, oldest first (a deadlock
   // report names them).
@@ -255,7 +248,6 @@ class started_queue {
     }
     if (tail_ == &s) tail_ = prev;
     s.next = nullptr;
-    --started_waiting;
   }
 
   // Runs s, taken out of the queue, whole, on this stack.
@@ -318,19 +310,26 @@ inline started_queue& started_on_this_thread() {
   return started_of_this_thread;
 }
 
+// Whether this thread has started collectives it has not run to their end;
+// read by every blocking collective and, on a resumable transport, by every
+// wait, so the common case (none) is one load.
+inline bool started_collectives_waiting() {
+  return started_of_this_thread.holds_any();
+}
+
 // What a resumable transport calls each time it polls a wait: inside a
 // fiber, suspend; in a blocking call with collectives started, step them.
 inline void while_blocked() {
   if (in_fiber)
     suspend_fiber();
-  else if (started_waiting != 0)
+  else if (started_collectives_waiting())
     started_on_this_thread().step();
 }
 
 // Whether a resumable transport must poll its waits (and call
 // while_blocked) rather than block: in a fiber, or with collectives started.
 inline bool polling_for_progress() {
-  return in_fiber || started_waiting != 0;
+  return in_fiber || started_collectives_waiting();
 }
 
 // What a blocking collective on `comm` does first when collectives wait (cold).
