@@ -3,9 +3,27 @@
 #
 # Adds one ctest per rank count, "<target><SUFFIX>.np<n>", running the target
 # through mpiexec, with ENV set, labelled mpi (and LABELS); PASS: the test
-# passes when its output matches the regex, whatever the exit code. With Open MPI the run is oversubscribed, unbound and yielding (a
-# laptop or CI box has fewer cores than ranks) and allowed as root.
+# passes when its output matches the regex, whatever the exit code. With Open
+# MPI the run is oversubscribed, unbound and yielding (a laptop or CI box has
+# fewer cores than ranks), allowed as root, and has its own session directory
+# (topocoll_mpi_session_dir).
+#
+# topocoll_mpi_session_dir(<test>...)
+#
+# Gives each Open MPI test its own session directory, <build>/mpi-session/<test>,
+# made at configure time, so that mpiexec creates no directory another test
+# shares. With the default (/tmp/ompi.<host>.<uid>, one for all), two mpiexec
+# that start at once race to create it, and one fails before its program runs:
+# "A call to mkdir was unable to create the desired directory ... File exists".
 include_guard(GLOBAL)
+
+function(topocoll_mpi_session_dir)
+  foreach(test IN LISTS ARGN)
+    set(dir ${CMAKE_BINARY_DIR}/mpi-session/${test})
+    file(MAKE_DIRECTORY ${dir})
+    set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT OMPI_MCA_orte_tmpdir_base=${dir})
+  endforeach()
+endfunction()
 
 function(topocoll_add_mpi_test target)
   cmake_parse_arguments(ARG "" "TIMEOUT;SUFFIX;PASS" "RANKS;ARGS;ENV;LABELS" ${ARGN})
@@ -52,6 +70,9 @@ function(topocoll_add_mpi_test target)
                          ENVIRONMENT "${env}" LABELS "mpi;${ARG_LABELS}")
     if(ARG_PASS)
       set_tests_properties(${test} PROPERTIES PASS_REGULAR_EXPRESSION "${ARG_PASS}")
+    endif()
+    if(TOPOCOLL_MPIEXEC_IS_OPENMPI)
+      topocoll_mpi_session_dir(${test})
     endif()
   endforeach()
 endfunction()
