@@ -41,7 +41,8 @@ namespace detail {
 class request_handle {
  public:
   request_handle() = default;
-  explicit request_handle(std::shared_ptr<started_collective> s) : s_(std::move(s)) {}
+  explicit request_handle(std::shared_ptr<started_collective> s)
+      : s_(std::move(s)), unwinding_(std::uncaught_exceptions()) {}
   request_handle(request_handle&&) noexcept = default;
   request_handle& operator=(request_handle&& other) noexcept {
     if (this != &other) {
@@ -94,7 +95,9 @@ class request_handle {
   }
 
   std::shared_ptr<started_collective> s_;
-  int unwinding_ = std::uncaught_exceptions();
+  // The exceptions unwinding where the collective was started (an empty
+  // handle settles nothing, so it does not ask).
+  int unwinding_ = 0;
 };
 
 }  // namespace detail
