@@ -7,9 +7,9 @@
 // iall_to_all_v, with uneven counts),
 // completed in several orders (forward, reverse, wait_all, test); every
 // persistent form restarted with new data; a request destroyed before its
-// wait; the blocking call's argument errors at the i-call and at init; a
-// wait inside a running collective. A non-commutative operator (2x2
-// matrices) keeps rank order.
+// wait, and one destroyed by an exception (withdrawn); the blocking call's
+// argument errors at the i-call and at init; a wait inside a running
+// collective. A non-commutative operator (2x2 matrices) keeps rank order.
 
 #include <algorithm>
 #include <array>
@@ -440,6 +440,38 @@ BOOST_AUTO_TEST_CASE(a_deadlock_names_the_requests_never_waited_for) {
   BOOST_TEST(what.find("rank 2 waits in recv from rank 0, tag 9") != std::string::npos, what);
   BOOST_TEST(what.find("rank 2: iall_reduce started, never waited for") != std::string::npos, what);
   BOOST_TEST(what.find("rank 0: iall_reduce started") == std::string::npos, what);
+}
+
+// A request destroyed while an exception unwinds withdraws a collective that
+// has not run: rank 1 takes no part in it, so rank 0, which waits for it, is
+// told so (deadlock_error: rank 1 has ended) instead of given a result.
+BOOST_AUTO_TEST_CASE(a_request_destroyed_by_an_exception_withdraws_its_collective) {
+  std::string unwound, waiter = "not reached";  // recorded by the ranks, checked here
+  try {
+    loopback::run(2, [&](loopback::Comm& c) {
+      std::vector<int> in(4, c.rank() + 1), out(4, 0);
+      if (c.rank() == 1) {
+        try {
+          request r = iall_reduce<Ring>(c, in, out, std::plus<>{});
+          throw std::runtime_error("rank 1 stops");
+        } catch (const std::runtime_error& e) {
+          unwound = e.what();
+        }
+        return;
+      }
+      request r = iall_reduce<Ring>(c, in, out, std::plus<>{});
+      try {
+        r.wait();
+        waiter = "completed with " + std::to_string(out[0]);
+      } catch (const deadlock_error&) {
+        waiter = "deadlock_error";
+        throw;
+      }
+    });
+  } catch (const deadlock_error&) {
+  }
+  BOOST_TEST(unwound == "rank 1 stops");
+  BOOST_TEST(waiter == "deadlock_error");
 }
 
 // A wait inside a running collective (here an operator's) on a collective
