@@ -55,7 +55,8 @@ namespace detail {
 
 // One started collective: what runs it, where it is, and what came of it.
 struct started_collective {
-  enum class state : unsigned char { idle, queued, running, done };
+  // The two finished states last: finished() is one comparison.
+  enum class state : unsigned char { queued, running, done, idle };
 
   std::string_view name;  // "iall_reduce", "all_reduce_init" (a literal): for errors and reports
   // The collective, checked when it was started: a plain function of the
@@ -79,10 +80,12 @@ struct started_collective {
     if (stack) spare_stacks::give(std::move(stack));
   }
 
-  bool finished() const { return at == state::done || at == state::idle; }
+  bool finished() const { return at >= state::done; }
 };
 
 // The started collective running on this thread's stack or in a fiber now.
+// In a fiber it is the fiber's own (started_queue::resume sets both), so
+// in_fiber implies started_running.
 inline thread_local started_collective* started_running = nullptr;
 inline thread_local bool in_fiber = false;
 
@@ -90,7 +93,7 @@ inline thread_local bool in_fiber = false;
 // fiber: a test() or wait() of another started collective would then
 // advance nothing (or refuse, started_queue::run_through).
 inline bool started_collective_running() {
-  return started_running != nullptr || in_fiber;
+  return started_running != nullptr;
 }
 
 // Inside a fiber: back to whoever resumed it.
@@ -143,7 +146,7 @@ class started_queue {
   // them in order. The common case, s alone and not begun (start + wait), is
   // inlined: s runs at once, which is what next_for would find.
   [[gnu::always_inline]] void run_through(started_collective& s) {
-    if (head_ == &s && s.next == nullptr && !s.suspended && started_running == nullptr && !in_fiber)
+    if (head_ == &s && s.next == nullptr && !s.suspended && !started_collective_running())
         [[likely]] {
       head_ = tail_ = nullptr;
       return run_here(s);
@@ -162,7 +165,7 @@ class started_queue {
   // Before a blocking collective on `comm`: every collective started on it
   // has finished, and every one that cannot suspend (they run in start order).
   void settle(const void* comm) {
-    if (started_running != nullptr || in_fiber) return;
+    if (started_collective_running()) return;
     for (;;) {
       started_collective* q = head_;
       while (q != nullptr && q->comm != comm && suspends(*q)) q = q->next;
@@ -194,7 +197,7 @@ class started_queue {
 
  private:
   [[gnu::noinline]] void run_through_queue(started_collective& s) {
-    if (started_running != nullptr || in_fiber) {
+    if (started_collective_running()) {
       if (!s.finished()) waited_inside_a_collective(s.name);
       return;
     }
