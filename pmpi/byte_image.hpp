@@ -61,6 +61,11 @@ class byte_image {
   void load();
   // The copy back into the caller's items.
   void store();
+  // Frees what a packed image holds (its copy, its datatype); a direct one
+  // holds nothing, and its views stay unread until it is assigned again.
+  void release() {
+    if (packed_) *this = byte_image{};
+  }
   // From now on, a datatype of its own (a packed image's), which the
   // caller's MPI_Type_free leaves alone.
   void hold_type() {

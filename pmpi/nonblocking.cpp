@@ -159,7 +159,7 @@ void recycle_record(started_record* r) noexcept {
   r->request = {};
   r->then = nullptr;
   r->kept.clear();
-  for (std::size_t i = 0; i < r->images_kept; ++i) r->images[i] = byte_image{};
+  for (std::size_t i = 0; i < r->images_kept; ++i) r->images[i].release();
   r->images_kept = 0;
   r->greq = MPI_REQUEST_NULL;
   r->waiter = nullptr;
