@@ -13,40 +13,50 @@
 
 namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE::detail {
 
-// Up to N objects of one kind per thread; Free disposes of one. The list is a
-// thread_local, so it goes at thread exit and frees what it holds; after
-// that, give() refuses and the caller frees the object itself. An object
-// given on another thread than it came from stays with that thread.
+// Up to N objects of one kind per thread; Free disposes of one. The list is
+// constant-initialized and trivially destroyed, so reaching it tests no guard
+// of first use; the thread's first give() makes its owner, a thread_local
+// that frees what the list holds at thread exit. After that, give() refuses
+// and the caller frees the object itself. An object given on another thread
+// than it came from stays with that thread.
 template <class T, std::size_t N, class Free = std::default_delete<T>>
 class thread_spares {
  public:
   static T* take() noexcept {
-    if (gone_) return nullptr;
-    thread_spares& s = of_this_thread();
-    return s.n_ == 0 ? nullptr : s.items_[--s.n_];
+    list& l = list_;
+    return l.n == 0 ? nullptr : l.items[--l.n];
   }
   // Whether p was kept; if not, it is still the caller's.
   static bool give(T* p) noexcept {
-    if (gone_) return false;
-    thread_spares& s = of_this_thread();
-    if (s.n_ == N) return false;
-    s.items_[s.n_++] = p;
+    list& l = list_;
+    if (l.n == N || l.gone) return false;
+    if (!l.owned) [[unlikely]]
+      own();
+    l.items[l.n++] = p;
     return true;
-  }
-  ~thread_spares() {
-    gone_ = true;
-    for (std::size_t i = 0; i < n_; ++i) Free{}(items_[i]);
   }
 
  private:
-  thread_spares() = default;
-  static thread_spares& of_this_thread() noexcept {
-    thread_local thread_spares s;
-    return s;
+  struct list {
+    std::array<T*, N> items{};
+    std::size_t n = 0;
+    bool owned = false;  // the thread's owner is made
+    bool gone = false;   // and has freed the list: the thread is ending
+  };
+  struct owner {
+    ~owner() {
+      list& l = list_;
+      l.gone = true;
+      for (std::size_t i = 0; i < l.n; ++i) Free{}(l.items[i]);
+      l.n = 0;
+    }
+  };
+  [[gnu::cold, gnu::noinline]] static void own() noexcept {
+    thread_local owner o;
+    static_cast<void>(o);
+    list_.owned = true;
   }
-  static inline thread_local bool gone_ = false;
-  std::array<T*, N> items_{};
-  std::size_t n_ = 0;
+  static inline thread_local constinit list list_{};
 };
 
 // The memory of one T, not an object: what recycling_allocator keeps.
