@@ -12,8 +12,9 @@
 // The "poll off" rows repeat the measurement with options::poll = 0 (every
 // wait sleeps on the condition variable at once, the transport before
 // polling), for a comparison within one run.
-// Collectives at p = 4: time, and "bus bandwidth" = bytes every rank
-// receives / time, against memcpy (a single copy stream).
+// Collectives at p = 4, and at p = 32 (more ranks than cores): time, and
+// "bus bandwidth" = bytes every rank receives / time, against memcpy (a single
+// copy stream).
 
 #include <algorithm>
 #include <chrono>
@@ -254,6 +255,35 @@ int main(int argc, char** argv) {
                                              std::plus<>{});
       });
       print({"all_reduce<Ring> p=4", n, t * 1e6, gbs(n * p, t), gbs(n, mc)});
+    }
+  }
+  // More ranks than cores: every wait sleeps, so a collective's time is
+  // mostly its ranks' wake-ups (doc/transports.md, "loopback").
+  const int many = 32;
+  for (std::size_t n : {std::size_t{256}, std::size_t{64} << 10}) {
+    const std::size_t m = n / sizeof(double);
+    const int reps = std::max(5, reps_for(n, base_reps) / 4);
+    const double mc = best_of_3([&] { return memcpy_time(n, reps); });
+    {
+      const double t = collective_time(many, reps, [&](lb::Comm& c) {
+        thread_local std::vector<double> in, out;
+        in.assign(m / many, c.rank());
+        out.resize(m / many * many);
+        topocoll::all_gather<topocoll::Ring>(c, std::span<const double>(in),
+                                             std::span<double>(out));
+      });
+      print({"all_gather<Ring> p=32 (n total)", n, t * 1e6, gbs(n / many * (many - 1) * many, t),
+             gbs(n, mc)});
+    }
+    {
+      const double t = collective_time(many, reps, [&](lb::Comm& c) {
+        thread_local std::vector<double> in, out;
+        in.assign(m, c.rank());
+        out.resize(m);
+        topocoll::all_reduce<topocoll::Hypercube<>>(c, std::span<const double>(in),
+                                                    std::span<double>(out), std::plus<>{});
+      });
+      print({"all_reduce<Hypercube> p=32", n, t * 1e6, gbs(n * many, t), gbs(n, mc)});
     }
   }
   if (!csv.empty()) {

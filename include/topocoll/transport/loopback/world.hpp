@@ -38,7 +38,10 @@ class world {
     rank_state& d = ranks_[e->dest];
     d.inbox.push_back(e);
     d.arrivals.fetch_add(1, std::memory_order_release);
-    if (d.blocked && d.wait.matches(*e)) wake(d);
+    const bool woken = d.blocked && d.wait.matches(*e);
+    if (woken) make_runnable(d);
+    lk.unlock();
+    if (woken) d.cv.notify_one();
     return e;
   }
 
@@ -81,16 +84,16 @@ class world {
     }
     lk.lock();
     e->state = envelope::done;
+    rank_state* sender = nullptr;  // waits for this copy to end
     if (e->rendezvous()) {
       rank_state& snd = ranks_[e->src];
       if (snd.wait.kind == wait_kind::send && snd.wait.send == e.get()) {
-        if (snd.blocked)
-          wake(snd);
-        else
-          snd.cv.notify_one();  // released by an abort, waiting for the copy to end
+        sender = &snd;
+        if (snd.blocked) make_runnable(snd);  // else released by an abort, in withdraw
       }
     }
     lk.unlock();
+    if (sender != nullptr) sender->cv.notify_one();
     if (err) std::rethrow_exception(err);
   }
 
@@ -234,11 +237,14 @@ class world {
     s.wait = {};
   }
 
-  void wake(rank_state& s) {
+  // Marks a blocked rank runnable. The caller notifies its condition variable
+  // after unlocking the mutex, so that the rank, once woken, does not wait for
+  // that mutex at once: a rank's cv lives as long as the world, and a late
+  // notify finds the rank re-checking its condition at worst.
+  void make_runnable(rank_state& s) {
     s.blocked = false;
     --blocked_;
     count_idle();
-    s.cv.notify_one();
   }
 
   // Waits until woken or stopped; the caller re-checks its condition.
