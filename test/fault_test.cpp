@@ -40,7 +40,7 @@ using clock_type = std::chrono::steady_clock;
 
 namespace {
 
-constexpr double timeout_s = 2;
+constexpr double timeout_s = 1;
 
 template <class F>
 void on_every_rank(F&& f) {
