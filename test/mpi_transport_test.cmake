@@ -15,10 +15,13 @@ topocoll_add_mpi_test(mpi_transport_test RANKS 4 SUFFIX .timed TIMEOUT 600
                       ENV TOPOCOLL_TIMEOUT=120 ARGS --log_level=warning --report_level=short)
 # The same with fewer messages received without a probe
 # (mpi::options::small_message_bytes = 1024, 4000 by default): markers before
-# messages of 1025 bytes, untimed and timed.
+# messages of 1025 bytes, untimed and timed. The message above 2^31 bytes
+# goes after a marker under either setting, and is the suite's longest case
+# (10 of 13 s at np 2): the runs above send it.
+set(_small_args --log_level=warning --report_level=short
+                --run_test=!a_message_above_2_to_the_31_bytes_travels_intact)
 topocoll_add_mpi_test(mpi_transport_test RANKS 2 3 SUFFIX .small TIMEOUT 600
-                      ENV TOPOCOLL_SMALL_MESSAGE_BYTES=1024
-                      ARGS --log_level=warning --report_level=short)
+                      ENV TOPOCOLL_SMALL_MESSAGE_BYTES=1024 ARGS ${_small_args})
 topocoll_add_mpi_test(mpi_transport_test RANKS 3 SUFFIX .small_timed TIMEOUT 600
                       ENV TOPOCOLL_SMALL_MESSAGE_BYTES=1024 TOPOCOLL_TIMEOUT=120
-                      ARGS --log_level=warning --report_level=short)
+                      ARGS ${_small_args})
