@@ -51,7 +51,7 @@ struct affine {
 const std::vector<std::string> collectives = {
     "broadcast",      "reduce",  "all_reduce", "all_gather", "reduce_scatter", "scan",
     "exclusive_scan", "scatter", "gather",     "all_to_all", "all_to_all_v"};
-const std::vector<std::string> topologies = {"ring", "mesh2", "hypercube", "tree3"};
+const std::vector<std::string> topologies = {"ring", "mesh2", "mesh3", "hypercube", "tree3"};
 const std::vector<std::string> costs = {"random", "zero_ts", "nan_ts", "neg_tw", "inf_tc"};
 // mixed: one of the first three per rank; partial_off_root: partial on the
 // ranks other than the root, disjoint on the root
@@ -356,6 +356,7 @@ void run_on(const params& q, std::vector<rank_buf>& bufs) {
 void run_case(const params& q, std::vector<rank_buf>& bufs) {
   if (q.topo == "ring") return run_on<tc::Ring>(q, bufs);
   if (q.topo == "mesh2") return run_on<tc::Mesh<2>>(q, bufs);
+  if (q.topo == "mesh3") return run_on<tc::Mesh<3>>(q, bufs);
   if (q.topo == "hypercube") return run_on<tc::Hypercube<>>(q, bufs);
   if (q.topo == "tree3") return run_on<tc::Tree<3>>(q, bufs);
   throw std::invalid_argument("api_fuzz: unknown topology " + q.topo);
