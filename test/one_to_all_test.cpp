@@ -57,12 +57,18 @@ Family<T, Op> family(const char* name, unsigned salt, int p) {
 }
 
 // The four element types, each with an associative operator; only int + plus
-// is commutative.
+// is commutative. ThreadSanitizer takes int and string only: the transport
+// moves every trivially copyable type as the same raw bytes, so Mat2 and
+// Particle add no way for the rank threads to meet.
 auto families(int p) {
-  return std::make_tuple(family<int, std::plus<>>("int", 1, p),
-                         family<Mat2, tc_test::mat_mul>("Mat2", 2, p),
-                         family<Particle, tc_test::particle_op>("Particle", 3, p),
-                         family<std::string, tc_test::concat>("string", 4, p));
+  if constexpr (tc_test::thread_sanitized)
+    return std::make_tuple(family<int, std::plus<>>("int", 1, p),
+                           family<std::string, tc_test::concat>("string", 4, p));
+  else
+    return std::make_tuple(family<int, std::plus<>>("int", 1, p),
+                           family<Mat2, tc_test::mat_mul>("Mat2", 2, p),
+                           family<Particle, tc_test::particle_op>("Particle", 3, p),
+                           family<std::string, tc_test::concat>("string", 4, p));
 }
 
 template <class Tuple, class F>

@@ -24,7 +24,11 @@ using tc_test::Particle;
 
 namespace {
 
-using Types = std::tuple<int, Particle, std::string>;
+// ThreadSanitizer leaves out Particle: the transport moves every trivially
+// copyable type as the same raw bytes, so int already runs its way through
+// the rank threads' meetings, and std::string the way of objects moved.
+using Types = std::conditional_t<tc_test::thread_sanitized, std::tuple<int, std::string>,
+                                 std::tuple<int, Particle, std::string>>;
 
 template <class F>
 void for_each_type(F&& f) {
