@@ -3,12 +3,13 @@
 // bad arguments, so that every message has the same shape:
 //   "topocoll::reduce on rank 3 of 8: root 9 is outside [0, 8)"
 
+#include <initializer_list>
+#include <ostream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
-#include <utility>
 
 #include "../version.hpp"
 
@@ -53,38 +54,59 @@ class timeout_error : public std::runtime_error {
 
 namespace detail {
 
-// An argument as concat and invalid pass it on: a string literal as a pointer,
-// so that messages which differ only in their literals' lengths share one
-// instantiation of the code that writes them.
-template <class T>
-using message_arg = std::conditional_t<std::is_array_v<std::remove_cvref_t<T>>, std::decay_t<T>,
-                                       std::remove_cvref_t<T>>;
+// One argument of a message: its address and the function that writes it to
+// a std::ostream. Every message is written by one function (concat_pieces);
+// each argument type adds one small writer that every message shares, where
+// a std::ostringstream written per list of argument types would be compiled
+// again for every list.
+struct message_piece {
+  const void* value;
+  void (*write)(std::ostream&, const void*);
+};
 
-template <class... Args>
-std::string concat_of(const Args&... args) {
+template <class T>
+void write_piece(std::ostream& os, const void* value) {
+  os << *static_cast<const T*>(value);
+}
+
+inline void write_chars(std::ostream& os, const void* value) {
+  os << static_cast<const char*>(value);
+}
+
+// A string literal is written as the characters it holds, whatever its length.
+template <class T>
+message_piece piece_of(const T& value) {
+  if constexpr (std::is_array_v<T>) {
+    static_assert(std::is_same_v<std::remove_extent_t<T>, char>,
+                  "topocoll: a message's array arguments are string literals");
+    return {value, &write_chars};
+  } else {
+    return {&value, &write_piece<T>};
+  }
+}
+
+inline std::string concat_pieces(std::initializer_list<message_piece> pieces) {
   std::ostringstream os;
-  (os << ... << args);
+  for (const message_piece& piece : pieces) piece.write(os, piece.value);
   return os.str();
 }
 
 // The arguments written one after the other, as std::ostream writes them.
 template <class... Args>
-[[gnu::always_inline]] inline std::string concat(Args&&... args) {
-  return concat_of<message_arg<Args>...>(args...);
+std::string concat(const Args&... args) {
+  return concat_pieces({piece_of(args)...});
 }
 
-template <class... Args>
-[[noreturn]] void invalid_of(std::string_view op, int rank, int p, const Args&... what) {
-  throw std::invalid_argument(
-      concat_of<const char*, std::string_view, const char*, int, const char*, int, const char*,
-                Args...>("topocoll::", op, " on rank ", rank, " of ", p, ": ", what...));
+[[noreturn]] inline void invalid_pieces(std::string_view op, int rank, int p,
+                                        std::initializer_list<message_piece> what) {
+  throw std::invalid_argument(concat("topocoll::", op, " on rank ", rank, " of ", p, ": ") +
+                              concat_pieces(what));
 }
 
 // Throws std::invalid_argument("topocoll::<op> on rank <r> of <p>: <what>").
 template <class... Args>
-[[noreturn, gnu::always_inline]] inline void invalid(std::string_view op, int rank, int p,
-                                                     Args&&... what) {
-  invalid_of<message_arg<Args>...>(op, rank, p, what...);
+[[noreturn]] void invalid(std::string_view op, int rank, int p, const Args&... what) {
+  invalid_pieces(op, rank, p, {piece_of(what)...});
 }
 
 }  // namespace detail
