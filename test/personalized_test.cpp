@@ -765,7 +765,7 @@ BOOST_AUTO_TEST_CASE(wrong_receive_counts_throw_on_a_blocking_transport) {
         for (algorithm a : v_algorithms) {
           std::string what;
           try {
-            loopback::run(p, [&](loopback::Comm& comm) {
+            loopback::run(p, [&, u = u, w = w](loopback::Comm& comm) {
               model::Counting cc(comm);
               auto mc = make_mismatch(mm, p, comm.rank(), u, w);
               std::vector<int> out(mc.out_size);

@@ -84,6 +84,19 @@ template <Topology Topo>
   return s.shape;
 }
 
+// The largest of the figures' bit patterns, read as unsigned integers. A
+// double is +0.0 or finite and positive exactly when its pattern is at most
+// the largest double's: a set sign bit (a negative figure, and -0.0, which
+// the cold path lets pass) or an exponent of all ones (an infinity, a NaN)
+// makes it larger. Unrolled and always inlined, so that a check costs a
+// load, a compare and a move per figure at -O2 as at -O3.
+template <std::same_as<double>... D>
+[[gnu::always_inline]] constexpr std::uint64_t largest_bits(D... v) {
+  std::uint64_t most = 0;
+  ((most = std::max(most, std::bit_cast<std::uint64_t>(v))), ...);
+  return most;
+}
+
 class call_args {
  public:
   call_args(std::string_view name, int rank, int p) : name_(name), rank_(rank), p_(p) {}
@@ -265,19 +278,6 @@ class call_args {
     reject("in and out overlap without being the same elements (in-place use wants ",
            in_shorter ? "in" : "out", " at element ", at, " of ", in_shorter ? "out" : "in",
            "); pass disjoint buffers, or the in-place arrangement");
-  }
-
-  // The largest of the figures' bit patterns, read as unsigned integers. A
-  // double is +0.0 or finite and positive exactly when its pattern is at most
-  // the largest double's: a set sign bit (a negative figure, and -0.0, which
-  // the cold path lets pass) or an exponent of all ones (an infinity, a NaN)
-  // makes it larger. Unrolled and always inlined, so that a check costs a
-  // load, a compare and a move per figure at -O2 as at -O3.
-  template <std::same_as<double>... D>
-  [[gnu::always_inline]] static constexpr std::uint64_t largest_bits(D... v) {
-    std::uint64_t most = 0;
-    ((most = std::max(most, std::bit_cast<std::uint64_t>(v))), ...);
-    return most;
   }
 
   std::string_view name_;

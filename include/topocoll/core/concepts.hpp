@@ -89,6 +89,10 @@ struct in_out {
   std::span<const T> in;
   std::span<T> out;
 };
+// in_out{in, out} names T where a compiler does not deduce an aggregate's
+// arguments (Clang before 17).
+template <class T>
+in_out(std::span<const T>, std::span<T>) -> in_out<T>;
 }  // namespace detail
 
 }  // namespace topocoll::inline TOPOCOLL_ABI_NAMESPACE

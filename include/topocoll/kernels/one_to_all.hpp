@@ -238,7 +238,8 @@ void recv_combine(C& c, int peer, int tag, const combining<T>& b, child_side sid
 // one extra message, as MPICH does for non-commutative operators.
 template <Topology Topo, Transport C, class T, class Op>
 void tree_reduce(C& c, const layout& l, in_out<T> io, const Op& op, reduce_to to) {
-  const auto [in, out] = io;
+  const std::span<const T> in = io.in;
+  const std::span<T> out = io.out;
   const bool xor_binary = xor_on_binary_dims<Topo>(l);
   const int root = to.root;
   const rooted_tree<Topo> t{l, (is_commutative_v<Op, T> || root == 0 || xor_binary) ? root : 0};
@@ -267,7 +268,8 @@ void tree_reduce(C& c, const layout& l, in_out<T> io, const Op& op, reduce_to to
 // receives its subtree into a work buffer, a leaf straight into out.
 template <Topology Topo, Transport C, class T>
 void tree_scatter(C& c, const layout& l, in_out<T> io, int root, int tag) {
-  const auto [in, out] = io;
+  const std::span<const T> in = io.in;
+  const std::span<T> out = io.out;
   const int rank = c.rank();
   const subtree<Topo> s(l, root, rank, out.size());
   const bool rearrange = rank == root && root != 0, inner = rank != root && s.inner();
@@ -292,7 +294,8 @@ void tree_scatter(C& c, const layout& l, in_out<T> io, int root, int tag) {
 // into out, another root reorders its blocks from virtual order once.
 template <Topology Topo, Transport C, class T>
 void tree_gather(C& c, const layout& l, in_out<T> io, int root, int tag) {
-  const auto [in, out] = io;
+  const std::span<const T> in = io.in;
+  const std::span<T> out = io.out;
   const int rank = c.rank();
   const subtree<Topo> s(l, root, rank, in.size());
   const bool direct = rank == root && root == 0;
@@ -347,7 +350,8 @@ template <Topology Topo, Transport C, class T, class Op>
 void reduce(C& c, const layout& l, in_out<T> io, const Op& op, int root, algorithm a,
             const cost_model& cost) {
   if (a == algorithm::naive) return naive_reduce(c, io, op, root, detail::tag::reduce);
-  const auto [in, out] = io;
+  const std::span<const T> in = io.in;
+  const std::span<T> out = io.out;
   const std::size_t m = in.size();
   if constexpr (chain_dims<Topo>) {
     if (a == algorithm::pipelined) {

@@ -94,7 +94,8 @@ void scatter_all_gather(C& c, const layout& l, std::span<T> buf, int root) {
 // which gathers in its place.
 template <Topology S, Transport C, class T, class Op>
 void reduce_scatter_gather_on(C& c, const layout& l, in_out<T> io, const Op& op, int root) {
-  const auto [in, out] = io;
+  const std::span<const T> in = io.in;
+  const std::span<T> out = io.out;
   const fold_map f = S::folding(l);
   const int rank = c.rank(), lead = f.folded_away(root) ? root + 1 : root;
   const bool odd_of_pair = rank < 2 * f.e && !f.folded_away(rank);

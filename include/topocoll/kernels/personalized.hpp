@@ -371,7 +371,8 @@ void direct_exchange(C& c, const Blocks& b, empty_blocks e, int tag,
 // algorithm::naive, the lecture's naive exchange.
 template <Transport C, class T>
 void direct(C& c, in_out<T> io, std::size_t m, exchange_order o, int tag) {
-  const auto [in, out] = io;
+  const std::span<const T> in = io.in;
+  const std::span<T> out = io.out;
   const std::size_t self = to_size(c.rank()) * m;
   direct_exchange<T>(c,
                      exchange_blocks{[&](int to) { return in.subspan(to_size(to) * m, m); },

@@ -279,7 +279,8 @@ void pipelined_broadcast(C& c, const chains<Topo>& g, std::span<T> buf, int tag)
 // operator.
 template <Topology Topo, Transport C, class T, class Op>
 void pipelined_reduce(C& c, const chains<Topo>& g, in_out<T> io, const Op& op, int tag) {
-  const auto [in, out] = io;
+  const std::span<const T> in = io.in;
+  const std::span<T> out = io.out;
   const int rank = c.rank();
   std::optional<scratch<T>> store;
   std::span<T> acc;              // this rank's partial, once it is not a tail

@@ -198,7 +198,8 @@ enum class scan_kind { inclusive, exclusive };
 // segment i while segment i + 1 arrives.
 template <Transport C, class T, class Op>
 void scan_chain(C& c, in_out<T> io, const Op& op, scan_kind kind, const cost_model& cost) {
-  const auto [in, out] = io;
+  const std::span<const T> in = io.in;
+  const std::span<T> out = io.out;
   const int rank = c.rank(), p = c.size();
   const int tg = kind == scan_kind::inclusive ? tag::scan : tag::exclusive_scan;
   const bool inclusive = kind == scan_kind::inclusive;

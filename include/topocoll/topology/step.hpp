@@ -252,7 +252,7 @@ struct dim_step<dim_kind::knomial> : mixed_radix {
   static constexpr void edges(const layout& l, int v, int j, F&& f) {
     const auto [s, r, c, base, takes_part] = digit_of(l, v, j);
     if (!takes_part) return;
-    auto child = [&](int k) {
+    auto child = [&, s = s, base = base](int k) {
       if (base + k * s < l.p)
         f(link{base + k * s, base + k * s, l.clip(base + (k + 1) * s), j, true});
     };
