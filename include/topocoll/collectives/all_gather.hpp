@@ -76,7 +76,7 @@ template <Topology Topo, Transport C, class In, class Out, collective_stage Stag
         c, l, in, out, all_to_all_broadcast::equal_blocks{m},
         call.template chosen<Topo>(
             s, l, m, sizeof(buffer_value_t<Out>), opt,
-            [] [[gnu::always_inline]] (const layout& at, std::size_t n, const options& o) {
+            [](const layout& at, std::size_t n, const options& o) __attribute__((always_inline)) {
               return all_gather_choice<Topo, buffer_value_t<Out>>(at, n, o);
             }),
         tag::all_gather);

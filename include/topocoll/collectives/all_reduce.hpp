@@ -65,9 +65,8 @@ template <Topology Topo, Transport C, class In, class Out, class Op, collective_
   using T = buffer_value_t<Out>;
   const algorithm a = call.template chosen<Topo>(
       s, l, in.size(), sizeof(T), opt,
-      [] [[gnu::always_inline]] (const layout& at, std::size_t m, const options& o) {
-        return all_reduce_choice<Topo, T, Op>(at, m, o);
-      });
+      [](const layout& at, std::size_t m, const options& o)
+          __attribute__((always_inline)) { return all_reduce_choice<Topo, T, Op>(at, m, o); });
   all_reduce::all_reduce<kernel_topology<Topo>>(c, l, in, out, op, a, opt.cost);
 }
 

@@ -76,9 +76,8 @@ template <Topology Topo, Transport C, class In, class Out, collective_stage Stag
   using T = buffer_value_t<Out>;
   const algorithm a = call.template chosen<Topo>(
       s, l, m, sizeof(T), opt,
-      [] [[gnu::always_inline]] (const layout& at, std::size_t n, const options& o) {
-        return all_to_all_choice<Topo, C, T>(at, n, o);
-      });
+      [](const layout& at, std::size_t n, const options& o)
+          __attribute__((always_inline)) { return all_to_all_choice<Topo, C, T>(at, n, o); });
   personalized::all_to_all<kernel_topology<Topo>>(c, l, in, out, a, tag::all_to_all);
 }
 

@@ -84,12 +84,11 @@ template <Topology Topo, Transport C, OutputBuffer Buf, collective_stage Stage>
   }
   if (!scope.proceed() || call.p() == 1 || buf.empty()) return;
   const layout& l = laid_out<Topo>(s, call.p());
-  auto bcast = [&]<class U> [[gnu::always_inline]] (std::span<U> b) {
+  auto bcast = [&]<class U>(std::span<U> b) __attribute__((always_inline)) {
     const algorithm a = call.template chosen<Topo>(
         s, l, b.size(), sizeof(U), opt,
-        [root] [[gnu::always_inline]] (const layout& at, std::size_t m, const options& o) {
-          return broadcast_choice<Topo, U>(at, m, root, o);
-        },
+        [root](const layout& at, std::size_t m, const options& o)
+            __attribute__((always_inline)) { return broadcast_choice<Topo, U>(at, m, root, o); },
         root);
     if (a == algorithm::scatter_all_gather)
       one_to_all_pieces::scatter_all_gather<kernel_topology<Topo>>(c, l, b, root);
@@ -122,10 +121,10 @@ template <Topology Topo, Transport C, OutputBuffer Buf>
   using T = buffer_value_t<Buf>;
   const algorithm a = call.template chosen<Topo>(
       s, l, m, sizeof(T), opt,
-      [n = roots.size()] [[gnu::always_inline]] (const layout& at, std::size_t block,
-                                                 const options& o) {
-        return plan::all_to_all_broadcast::choose_roots<Topo>(at, n, block * sizeof(T), o);
-      });
+      [n = roots.size()](const layout& at, std::size_t block, const options& o)
+          __attribute__((always_inline)) {
+            return plan::all_to_all_broadcast::choose_roots<Topo>(at, n, block * sizeof(T), o);
+          });
   all_to_all_broadcast::broadcast_roots<kernel_topology<Topo>>(
       c, l, buf, all_to_all_broadcast::roots_call{roots, m}, a, opt.cost);
 }

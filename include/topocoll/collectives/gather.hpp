@@ -66,9 +66,8 @@ template <Topology Topo, Transport C, class In, class Out, collective_stage Stag
   using T = buffer_value_t<Out>;
   const algorithm a = call.template chosen<Topo>(
       s, l, in.size(), sizeof(T), opt,
-      [] [[gnu::always_inline]] (const layout& at, std::size_t m, const options& o) {
-        return gather_choice<Topo, T>(at, m, o);
-      },
+      [](const layout& at, std::size_t m, const options& o)
+          __attribute__((always_inline)) { return gather_choice<Topo, T>(at, m, o); },
       root);
   one_to_all::gather<kernel_topology<Topo>>(c, l, in, out, root, a, opt.cost);
 }

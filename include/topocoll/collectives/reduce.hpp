@@ -70,9 +70,8 @@ template <Topology Topo, Transport C, class In, class Out, class Op, collective_
   using T = buffer_value_t<Out>;
   const algorithm a = call.template chosen<Topo>(
       s, l, in.size(), sizeof(T), opt,
-      [root] [[gnu::always_inline]] (const layout& at, std::size_t m, const options& o) {
-        return reduce_choice<Topo, T, Op>(at, m, root, o);
-      },
+      [root](const layout& at, std::size_t m, const options& o)
+          __attribute__((always_inline)) { return reduce_choice<Topo, T, Op>(at, m, root, o); },
       root);
   if (a == algorithm::reduce_scatter_gather)
     return one_to_all_pieces::reduce_scatter_gather<kernel_topology<Topo>>(c, l, in_out{in, out},

@@ -62,9 +62,8 @@ template <Topology Topo, Transport C, class In, class Out, collective_stage Stag
   using T = buffer_value_t<Out>;
   const algorithm a = call.template chosen<Topo>(
       s, l, m, sizeof(T), opt,
-      [] [[gnu::always_inline]] (const layout& at, std::size_t n, const options& o) {
-        return scatter_choice<Topo, T>(at, n, o);
-      },
+      [](const layout& at, std::size_t n, const options& o)
+          __attribute__((always_inline)) { return scatter_choice<Topo, T>(at, n, o); },
       root);
   one_to_all::scatter<kernel_topology<Topo>>(c, l, in, out, root, a, opt.cost);
 }

@@ -99,7 +99,7 @@ void broadcast_sweep(C& c, const rooted_tree<Topo>& t, std::span<T> buf, int tag
   send_batch<C, T> sends(c, sends_follow::back_to_back);
   // Inlined into every dimension's step: GCC's -O2 otherwise leaves it out of
   // line for some dimensions of Hypercube<D>, which then pay a call each.
-  auto visit = [&] [[gnu::always_inline]] (const link& e) {
+  auto visit = [&](const link& e) __attribute__((always_inline)) {
     const int peer = t.to_real(e.peer);
     if (e.to_child)
       sends.send(peer, tag, std::span<const T>(buf));

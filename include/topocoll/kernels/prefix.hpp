@@ -114,7 +114,7 @@ template <Topology Topo, Transport C, class T, class Fold, class Dim, class Op>
   std::span<const T> last = part.own;
   int s = 0;
   for_each_exchange<Topo::kind>(
-      step::radix(at.vl, j), k, [&] [[gnu::always_inline]] (const exchange& e) {
+      step::radix(at.vl, j), k, [&](const exchange& e) __attribute__((always_inline)) {
         const bool prune = tail == scan_tail::prune;
         const bool snd = rank_exists<Topo>(at.vl, real(e.to)) && (!prune || e.send < e.to);
         const bool rcv = rank_exists<Topo>(at.vl, real(e.from)) && (!prune || e.recv < k);

@@ -314,7 +314,7 @@ template <class Topo, dim_order Order = dim_order::ascending, class F>
 constexpr void for_each_dim(const layout& l, F&& f) {
   if constexpr (Topo::fixed_dims >= 0) {
     constexpr int d = Topo::fixed_dims;
-    [&]<int... J> [[gnu::always_inline]] (std::integer_sequence<int, J...>) {
+    [&]<int... J>(std::integer_sequence<int, J...>) __attribute__((always_inline)) {
       if constexpr (Order == dim_order::ascending)
         (f(std::integral_constant<int, J>{}), ...);
       else
