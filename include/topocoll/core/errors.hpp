@@ -85,9 +85,13 @@ message_piece piece_of(const T& value) {
   }
 }
 
+inline void write_pieces(std::ostream& os, std::initializer_list<message_piece> pieces) {
+  for (const message_piece& piece : pieces) piece.write(os, piece.value);
+}
+
 inline std::string concat_pieces(std::initializer_list<message_piece> pieces) {
   std::ostringstream os;
-  for (const message_piece& piece : pieces) piece.write(os, piece.value);
+  write_pieces(os, pieces);
   return os.str();
 }
 
@@ -99,8 +103,10 @@ std::string concat(const Args&... args) {
 
 [[noreturn]] inline void invalid_pieces(std::string_view op, int rank, int p,
                                         std::initializer_list<message_piece> what) {
-  throw std::invalid_argument(concat("topocoll::", op, " on rank ", rank, " of ", p, ": ") +
-                              concat_pieces(what));
+  std::ostringstream os;
+  os << "topocoll::" << op << " on rank " << rank << " of " << p << ": ";
+  write_pieces(os, what);
+  throw std::invalid_argument(os.str());
 }
 
 // Throws std::invalid_argument("topocoll::<op> on rank <r> of <p>: <what>").
