@@ -4,14 +4,24 @@
 // included), root, forced algorithm, operator (std::plus or a
 // non-commutative one), cost model (bad ones included), the arrangement of
 // in and out in one arena per rank (disjoint, in place, partly overlapping),
-// which buffers the non-roots pass, and all_to_all_v's counts (mismatched or
-// wrapping ones included). Every outcome must be one of:
+// which buffers the non-roots pass, all_to_all_v's counts (mismatched or
+// wrapping ones included), and the form of the call:
+//  * blocking;
+//  * nonblocking: the i-form, then wait();
+//  * two: two i-forms of the case on two arenas of the same shape, outstanding
+//    together and completed in an order the case draws (in start order, in
+//    reverse, by wait_all, or after test() calls);
+//  * persistent: the _init form, started and waited twice, each rank refilling
+//    its in between the two runs (all_to_all_v has no _init form).
+// Every outcome must be one of:
 //  * the reference's result in out, and every other element of the arena
-//    (in, the guards around the buffers) unchanged;
+//    (in, the guards around the buffers) unchanged, after every run of every
+//    request;
 //  * the documented exception: std::invalid_argument or message_error when
 //    the case is bad (a root outside [0, p), a bad cost model, a partial
 //    overlap, counts that disagree or wrap), and std::invalid_argument
-//    naming the algorithm for a forced algorithm that does not apply.
+//    naming the algorithm for a forced algorithm that does not apply, thrown
+//    by the call itself in every form (the i-call, the init).
 // A case is a line of key=value words; a failure prints it, and the corpus
 // (corpus/api.txt) holds such lines, replayed first.
 
@@ -59,20 +69,22 @@ const std::vector<std::string> arrangements = {"disjoint", "in_place", "partial"
                                                "partial_off_root"};
 const std::vector<std::string> count_faults = {"own_less", "own_more", "other_more", "wrap_send",
                                                "wrap_recv"};
+const std::vector<std::string> forms = {"blocking", "nonblocking", "two", "persistent"};
 
 // One case: what it draws, as words (a corpus line).
 struct params {
   std::string coll = "all_reduce", topo = "ring", algo = "automatic", op = "plus", cost = "default",
-              arrange = "disjoint", counts = "match", a2av = "known", unused = "full";
+              arrange = "disjoint", counts = "match", a2av = "known", unused = "full",
+              form = "blocking";
   int p = 2, root = 0;
   std::size_t m = 1;
   std::uint64_t salt = 0;  // the values and the per-rank draws
 };
 
 std::map<std::string, std::string*> words_of(params& q) {
-  return {{"coll", &q.coll},     {"topo", &q.topo}, {"algo", &q.algo},
-          {"op", &q.op},         {"cost", &q.cost}, {"arrange", &q.arrange},
-          {"counts", &q.counts}, {"a2av", &q.a2av}, {"unused", &q.unused}};
+  return {{"coll", &q.coll},     {"topo", &q.topo},       {"algo", &q.algo},     {"op", &q.op},
+          {"cost", &q.cost},     {"arrange", &q.arrange}, {"counts", &q.counts}, {"a2av", &q.a2av},
+          {"unused", &q.unused}, {"form", &q.form}};
 }
 
 std::string line_of(params q) {
@@ -117,6 +129,11 @@ params parse_line(const std::string& line) {
   known(q.op, {"plus", "affine"}, "op");
   known(q.a2av, {"known", "returned"}, "a2av");
   known(q.unused, {"full", "empty"}, "unused");
+  known(q.form, forms, "form");
+  if (q.coll == "all_to_all_v" && q.form != "blocking" &&
+      (q.a2av != "known" || q.form == "persistent"))
+    throw std::invalid_argument("api_fuzz: all_to_all_v has no " + q.form +
+                                " form that returns its data or is persistent");
   return q;
 }
 
@@ -148,6 +165,10 @@ params draw(std::mt19937_64& e) {
   if (between(e, 0, 9) < 3) q.counts = pick(count_faults, e);
   q.a2av = between(e, 0, 1) ? "known" : "returned";
   q.unused = between(e, 0, 1) ? "full" : "empty";
+  const int f = between(e, 0, 5);
+  q.form = forms[f < 2 ? 0 : f < 3 ? 1 : f < 4 ? 2 : 3];
+  if (q.coll == "all_to_all_v" && q.form != "blocking")
+    q.a2av = "known", q.form = q.form == "persistent" ? "nonblocking" : q.form;
   q.salt = e();
   return q;
 }
@@ -231,6 +252,7 @@ struct rank_buf {
   bool uses_in = true, uses_out = true, partial = false;
   std::vector<std::size_t> send_counts, recv_counts;
   tc::all_to_all_v_result<T> got;
+  std::vector<T> round1, before1;  // persistent: the arena after the first run, and before it
 };
 
 // Lengths of in and out on rank r, whether it uses each, and the offset of
@@ -317,48 +339,145 @@ bool must_throw(const params& q, const counts& k, const std::vector<rank_buf>& b
   return false;
 }
 
+// What rank r's call passes: the options and its buffers.
+struct call_args {
+  tc::options opt;
+  std::span<const T> in;
+  std::span<T> out, buf;  // buf: broadcast's one buffer, in place of in
+  std::span<const std::size_t> sc, rc;
+};
+
+call_args args_of(const params& q, rank_buf& b) {
+  const std::span<T> whole(b.arena);
+  return {{q.algo == "automatic" ? tc::algorithm::automatic : algorithm_of(q.algo), cost_of(q)},
+          whole.subspan(b.in_at, b.in_len),
+          whole.subspan(b.out_at, b.out_len),
+          whole.subspan(b.in_at, b.in_len),
+          b.send_counts,
+          b.recv_counts};
+}
+
 // Rank r's call, on its buffers.
 template <class Topo, class Op>
 void call(const params& q, tc::loopback::Comm& c, rank_buf& b, Op op) {
-  tc::options opt{q.algo == "automatic" ? tc::algorithm::automatic : algorithm_of(q.algo),
-                  cost_of(q)};
-  const std::span<T> whole(b.arena);
-  const std::span<const T> in = whole.subspan(b.in_at, b.in_len);
-  const std::span<T> out = whole.subspan(b.out_at, b.out_len),
-                     buf = whole.subspan(b.in_at, b.in_len);
+  const call_args a = args_of(q, b);
   const std::string& k = q.coll;
-  const std::span<const std::size_t> sc(b.send_counts), rc(b.recv_counts);
-  if (k == "broadcast") tc::broadcast<Topo>(c, buf, q.root, opt);
-  if (k == "reduce") tc::reduce<Topo>(c, in, out, op, q.root, opt);
-  if (k == "all_reduce") tc::all_reduce<Topo>(c, in, out, op, opt);
-  if (k == "all_gather") tc::all_gather<Topo>(c, in, out, opt);
-  if (k == "reduce_scatter") tc::reduce_scatter<Topo>(c, in, out, op, opt);
-  if (k == "scan") tc::scan<Topo>(c, in, out, op, opt);
-  if (k == "exclusive_scan") tc::exclusive_scan<Topo>(c, in, out, op, opt);
-  if (k == "scatter") tc::scatter<Topo>(c, in, out, q.root, opt);
-  if (k == "gather") tc::gather<Topo>(c, in, out, q.root, opt);
-  if (k == "all_to_all") tc::all_to_all<Topo>(c, in, out, opt);
-  if (k == "all_to_all_v" && q.a2av == "known") tc::all_to_all_v<Topo>(c, in, sc, out, rc, opt);
-  if (k == "all_to_all_v" && q.a2av != "known") b.got = tc::all_to_all_v<Topo>(c, in, sc, opt);
+  if (k == "broadcast") tc::broadcast<Topo>(c, a.buf, q.root, a.opt);
+  if (k == "reduce") tc::reduce<Topo>(c, a.in, a.out, op, q.root, a.opt);
+  if (k == "all_reduce") tc::all_reduce<Topo>(c, a.in, a.out, op, a.opt);
+  if (k == "all_gather") tc::all_gather<Topo>(c, a.in, a.out, a.opt);
+  if (k == "reduce_scatter") tc::reduce_scatter<Topo>(c, a.in, a.out, op, a.opt);
+  if (k == "scan") tc::scan<Topo>(c, a.in, a.out, op, a.opt);
+  if (k == "exclusive_scan") tc::exclusive_scan<Topo>(c, a.in, a.out, op, a.opt);
+  if (k == "scatter") tc::scatter<Topo>(c, a.in, a.out, q.root, a.opt);
+  if (k == "gather") tc::gather<Topo>(c, a.in, a.out, q.root, a.opt);
+  if (k == "all_to_all") tc::all_to_all<Topo>(c, a.in, a.out, a.opt);
+  if (k == "all_to_all_v" && q.a2av == "known")
+    tc::all_to_all_v<Topo>(c, a.in, a.sc, a.out, a.rc, a.opt);
+  if (k == "all_to_all_v" && q.a2av != "known")
+    b.got = tc::all_to_all_v<Topo>(c, a.in, a.sc, a.opt);
+}
+
+// The same call's i-form (all_to_all_v's with its receive counts known).
+template <class Topo, class Op>
+tc::request start(const params& q, tc::loopback::Comm& c, rank_buf& b, Op op) {
+  const call_args a = args_of(q, b);
+  const std::string& k = q.coll;
+  if (k == "broadcast") return tc::ibroadcast<Topo>(c, a.buf, q.root, a.opt);
+  if (k == "reduce") return tc::ireduce<Topo>(c, a.in, a.out, op, q.root, a.opt);
+  if (k == "all_reduce") return tc::iall_reduce<Topo>(c, a.in, a.out, op, a.opt);
+  if (k == "all_gather") return tc::iall_gather<Topo>(c, a.in, a.out, a.opt);
+  if (k == "reduce_scatter") return tc::ireduce_scatter<Topo>(c, a.in, a.out, op, a.opt);
+  if (k == "scan") return tc::iscan<Topo>(c, a.in, a.out, op, a.opt);
+  if (k == "exclusive_scan") return tc::iexclusive_scan<Topo>(c, a.in, a.out, op, a.opt);
+  if (k == "scatter") return tc::iscatter<Topo>(c, a.in, a.out, q.root, a.opt);
+  if (k == "gather") return tc::igather<Topo>(c, a.in, a.out, q.root, a.opt);
+  if (k == "all_to_all") return tc::iall_to_all<Topo>(c, a.in, a.out, a.opt);
+  return tc::iall_to_all_v<Topo>(c, a.in, a.sc, a.out, a.rc, a.opt);
+}
+
+// The same call's persistent form (none for all_to_all_v, which parse_line
+// and draw leave out).
+template <class Topo, class Op>
+tc::persistent_request init(const params& q, tc::loopback::Comm& c, rank_buf& b, Op op) {
+  const call_args a = args_of(q, b);
+  const std::string& k = q.coll;
+  if (k == "broadcast") return tc::broadcast_init<Topo>(c, a.buf, q.root, a.opt);
+  if (k == "reduce") return tc::reduce_init<Topo>(c, a.in, a.out, op, q.root, a.opt);
+  if (k == "all_reduce") return tc::all_reduce_init<Topo>(c, a.in, a.out, op, a.opt);
+  if (k == "all_gather") return tc::all_gather_init<Topo>(c, a.in, a.out, a.opt);
+  if (k == "reduce_scatter") return tc::reduce_scatter_init<Topo>(c, a.in, a.out, op, a.opt);
+  if (k == "scan") return tc::scan_init<Topo>(c, a.in, a.out, op, a.opt);
+  if (k == "exclusive_scan") return tc::exclusive_scan_init<Topo>(c, a.in, a.out, op, a.opt);
+  if (k == "scatter") return tc::scatter_init<Topo>(c, a.in, a.out, q.root, a.opt);
+  if (k == "gather") return tc::gather_init<Topo>(c, a.in, a.out, q.root, a.opt);
+  if (k == "all_to_all") return tc::all_to_all_init<Topo>(c, a.in, a.out, a.opt);
+  throw std::logic_error("api_fuzz: no persistent " + k);
+}
+
+// New values in rank r's in, and the arena as it is now its `before`.
+void refill(rank_buf& b, std::uint64_t seed) {
+  std::mt19937_64 e(seed);
+  for (std::size_t i = 0; i < b.in_len; ++i) b.arena[b.in_at + i] = e();
+  b.before = b.arena;
+}
+
+// After a wait threw: the other requests waited for as well, their errors
+// dropped (a request destroyed unwaited would write its error to stderr).
+void settle(std::span<tc::request> r) {
+  for (tc::request& x : r) {
+    try {
+      x.wait();
+    } catch (...) {
+    }
+  }
+}
+
+// Rank r's part of the case in its form; b2: the second arena of form two.
+template <class Topo, class Op>
+void in_form(const params& q, tc::loopback::Comm& c, rank_buf& b, rank_buf& b2, Op op) {
+  if (q.form == "blocking") return call<Topo>(q, c, b, op);
+  if (q.form == "nonblocking") return start<Topo>(q, c, b, op).wait();
+  if (q.form == "two") {
+    tc::request r[2] = {start<Topo>(q, c, b, op), start<Topo>(q, c, b2, op)};
+    const std::uint64_t order = (q.salt >> 7) % 4;
+    try {
+      if (order == 0) r[0].wait(), r[1].wait();
+      if (order == 1) r[1].wait(), r[0].wait();
+      for (int i = 0; order == 3 && i < 4 && !(r[1].test() && r[0].test()); ++i) {
+      }
+      return tc::wait_all(std::span<tc::request>(r));
+    } catch (...) {
+      settle(r);
+      throw;
+    }
+  }
+  tc::persistent_request pr = init<Topo>(q, c, b, op);
+  pr.start();
+  pr.wait();
+  b.round1 = b.arena, b.before1 = b.before;
+  refill(b, q.salt ^ 0x5eed ^ static_cast<std::uint64_t>(c.rank()));
+  pr.start();
+  pr.wait();
 }
 
 template <class Topo>
-void run_on(const params& q, std::vector<rank_buf>& bufs) {
+void run_on(const params& q, std::vector<rank_buf>& bufs, std::vector<rank_buf>& bufs2) {
   tc::loopback::run(q.p, [&](tc::loopback::Comm& c) {
-    rank_buf& b = bufs[static_cast<std::size_t>(c.rank())];
+    const auto r = static_cast<std::size_t>(c.rank());
     if (q.op == "plus")
-      call<Topo>(q, c, b, std::plus<>{});
+      in_form<Topo>(q, c, bufs[r], bufs2[r], std::plus<>{});
     else
-      call<Topo>(q, c, b, affine{});
+      in_form<Topo>(q, c, bufs[r], bufs2[r], affine{});
   });
 }
 
-void run_case(const params& q, std::vector<rank_buf>& bufs) {
-  if (q.topo == "ring") return run_on<tc::Ring>(q, bufs);
-  if (q.topo == "mesh2") return run_on<tc::Mesh<2>>(q, bufs);
-  if (q.topo == "mesh3") return run_on<tc::Mesh<3>>(q, bufs);
-  if (q.topo == "hypercube") return run_on<tc::Hypercube<>>(q, bufs);
-  if (q.topo == "tree3") return run_on<tc::Tree<3>>(q, bufs);
+void run_case(const params& q, std::vector<rank_buf>& bufs, std::vector<rank_buf>& bufs2) {
+  if (q.topo == "ring") return run_on<tc::Ring>(q, bufs, bufs2);
+  if (q.topo == "mesh2") return run_on<tc::Mesh<2>>(q, bufs, bufs2);
+  if (q.topo == "mesh3") return run_on<tc::Mesh<3>>(q, bufs, bufs2);
+  if (q.topo == "hypercube") return run_on<tc::Hypercube<>>(q, bufs, bufs2);
+  if (q.topo == "tree3") return run_on<tc::Tree<3>>(q, bufs, bufs2);
   throw std::invalid_argument("api_fuzz: unknown topology " + q.topo);
 }
 
@@ -439,11 +558,12 @@ std::string verify(const params& q, const counts& k, const std::vector<rank_buf>
 // Why the case fails, or "".
 std::string one_case(const params& q) {
   const counts k = q.coll == "all_to_all_v" ? counts_of(q) : counts{};
-  std::vector<rank_buf> bufs = buffers(q, k);
+  std::vector<rank_buf> bufs = buffers(q, k), bufs2 = bufs;
+  for (std::size_t r = 0; r < bufs2.size(); ++r) refill(bufs2[r], q.salt ^ 0x2 ^ r);
   const bool must = must_throw(q, k, bufs), forced = q.algo != "automatic";
   const std::string line = line_of(q) + ": ";
   try {
-    run_case(q, bufs);
+    run_case(q, bufs, bufs2);
   } catch (const std::invalid_argument& e) {
     const std::string what = e.what();
     if (must || (forced && what.find("algorithm::" + q.algo) != std::string::npos)) return "";
@@ -455,8 +575,16 @@ std::string one_case(const params& q) {
     return line + "unexpected exception: " + e.what();
   }
   if (must) return line + "returned normally, but the case is bad and must throw";
-  for (int r = 0; r < q.p; ++r)
-    if (const std::string why = verify(q, k, bufs, r); !why.empty()) return line + why;
+  std::vector<std::pair<std::string, std::vector<rank_buf>*>> runs = {{"", &bufs}};
+  std::vector<rank_buf> first = bufs;
+  if (q.form == "two") runs = {{"the first request: ", &bufs}, {"the second request: ", &bufs2}};
+  if (q.form == "persistent") {
+    for (rank_buf& b : first) b.arena = b.round1, b.before = b.before1;
+    runs = {{"the first start: ", &first}, {"the second start: ", &bufs}};
+  }
+  for (const auto& [which, run] : runs)
+    for (int r = 0; r < q.p; ++r)
+      if (const std::string why = verify(q, k, *run, r); !why.empty()) return line + which + why;
   return "";
 }
 
