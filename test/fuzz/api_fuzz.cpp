@@ -24,6 +24,15 @@
 //    by the call itself in every form (the i-call, the init).
 // A case is a line of key=value words; a failure prints it, and the corpus
 // (corpus/api.txt) holds such lines, replayed first.
+//
+// Built with TOPOCOLL_FUZZ_MPI (api_fuzz_mpi), the same cases run on
+// mpi::Comm under mpiexec: every process draws the same case, with p the
+// number of processes, runs its rank's part and checks its own arena against
+// the reference, and the processes agree on the outcome before the next case.
+// A case that would fail on some ranks only (a partial overlap there, counts
+// that disagree) is skipped: without loopback's deadlock detection the other
+// ranks would wait (until TOPOCOLL_TIMEOUT). Corpus lines of another p are
+// skipped too.
 
 #include <algorithm>
 #include <cmath>
@@ -40,6 +49,14 @@
 #include <vector>
 
 #include <topocoll/topocoll.hpp>
+
+#ifdef TOPOCOLL_FUZZ_MPI
+#include <topocoll/transport/mpi.hpp>
+
+#include <boost/mpi/collectives/all_reduce.hpp>
+#include <boost/mpi/communicator.hpp>
+#include <boost/mpi/environment.hpp>
+#endif
 
 #include "driver.hpp"
 
@@ -145,11 +162,13 @@ int between(std::mt19937_64& e, int lo, int hi) {
   return std::uniform_int_distribution<int>(lo, hi)(e);
 }
 
-params draw(std::mt19937_64& e) {
+// A random case; of fixed_p ranks where fixed_p > 0.
+params draw(std::mt19937_64& e, int fixed_p) {
   params q;
   q.coll = pick(collectives, e);
   q.topo = pick(topologies, e);
   q.p = between(e, 0, 9) ? between(e, 1, 9) : between(e, 10, 33);
+  if (fixed_p > 0) q.p = fixed_p;
   const int size = between(e, 0, 99);
   q.m = static_cast<std::size_t>(size < 60   ? between(e, 0, 5)
                                  : size < 85 ? between(e, 6, 40)
@@ -358,8 +377,8 @@ call_args args_of(const params& q, rank_buf& b) {
 }
 
 // Rank r's call, on its buffers.
-template <class Topo, class Op>
-void call(const params& q, tc::loopback::Comm& c, rank_buf& b, Op op) {
+template <class Topo, class C, class Op>
+void call(const params& q, C& c, rank_buf& b, Op op) {
   const call_args a = args_of(q, b);
   const std::string& k = q.coll;
   if (k == "broadcast") tc::broadcast<Topo>(c, a.buf, q.root, a.opt);
@@ -379,8 +398,8 @@ void call(const params& q, tc::loopback::Comm& c, rank_buf& b, Op op) {
 }
 
 // The same call's i-form (all_to_all_v's with its receive counts known).
-template <class Topo, class Op>
-tc::request start(const params& q, tc::loopback::Comm& c, rank_buf& b, Op op) {
+template <class Topo, class C, class Op>
+tc::request start(const params& q, C& c, rank_buf& b, Op op) {
   const call_args a = args_of(q, b);
   const std::string& k = q.coll;
   if (k == "broadcast") return tc::ibroadcast<Topo>(c, a.buf, q.root, a.opt);
@@ -398,8 +417,8 @@ tc::request start(const params& q, tc::loopback::Comm& c, rank_buf& b, Op op) {
 
 // The same call's persistent form (none for all_to_all_v, which parse_line
 // and draw leave out).
-template <class Topo, class Op>
-tc::persistent_request init(const params& q, tc::loopback::Comm& c, rank_buf& b, Op op) {
+template <class Topo, class C, class Op>
+tc::persistent_request init(const params& q, C& c, rank_buf& b, Op op) {
   const call_args a = args_of(q, b);
   const std::string& k = q.coll;
   if (k == "broadcast") return tc::broadcast_init<Topo>(c, a.buf, q.root, a.opt);
@@ -422,6 +441,13 @@ void refill(rank_buf& b, std::uint64_t seed) {
   b.before = b.arena;
 }
 
+// Between a persistent request's two runs: the first run's arena and inputs
+// kept, and new inputs in rank r's in.
+void second_round(const params& q, rank_buf& b, int r) {
+  b.round1 = b.arena, b.before1 = b.before;
+  refill(b, q.salt ^ 0x5eed ^ static_cast<std::uint64_t>(r));
+}
+
 // After a wait threw: the other requests waited for as well, their errors
 // dropped (a request destroyed unwaited would write its error to stderr).
 void settle(std::span<tc::request> r) {
@@ -434,8 +460,8 @@ void settle(std::span<tc::request> r) {
 }
 
 // Rank r's part of the case in its form; b2: the second arena of form two.
-template <class Topo, class Op>
-void in_form(const params& q, tc::loopback::Comm& c, rank_buf& b, rank_buf& b2, Op op) {
+template <class Topo, class C, class Op>
+void in_form(const params& q, C& c, rank_buf& b, rank_buf& b2, Op op) {
   if (q.form == "blocking") return call<Topo>(q, c, b, op);
   if (q.form == "nonblocking") return start<Topo>(q, c, b, op).wait();
   if (q.form == "two") {
@@ -455,21 +481,38 @@ void in_form(const params& q, tc::loopback::Comm& c, rank_buf& b, rank_buf& b2, 
   tc::persistent_request pr = init<Topo>(q, c, b, op);
   pr.start();
   pr.wait();
-  b.round1 = b.arena, b.before1 = b.before;
-  refill(b, q.salt ^ 0x5eed ^ static_cast<std::uint64_t>(c.rank()));
+  second_round(q, b, c.rank());
   pr.start();
   pr.wait();
 }
 
+#ifdef TOPOCOLL_FUZZ_MPI
+// The processes, as the collectives' transport and for the agreement on each
+// case's outcome.
+boost::mpi::communicator& world() {
+  static boost::mpi::communicator w;
+  return w;
+}
+tc::mpi::Comm& world_comm() {
+  static tc::mpi::Comm c(world());
+  return c;
+}
+#endif
+
 template <class Topo>
 void run_on(const params& q, std::vector<rank_buf>& bufs, std::vector<rank_buf>& bufs2) {
-  tc::loopback::run(q.p, [&](tc::loopback::Comm& c) {
+  auto part = [&](auto& c) {
     const auto r = static_cast<std::size_t>(c.rank());
     if (q.op == "plus")
       in_form<Topo>(q, c, bufs[r], bufs2[r], std::plus<>{});
     else
       in_form<Topo>(q, c, bufs[r], bufs2[r], affine{});
-  });
+  };
+#ifdef TOPOCOLL_FUZZ_MPI
+  part(world_comm());
+#else
+  tc::loopback::run(q.p, part);
+#endif
 }
 
 void run_case(const params& q, std::vector<rank_buf>& bufs, std::vector<rank_buf>& bufs2) {
@@ -555,12 +598,33 @@ std::string verify(const params& q, const counts& k, const std::vector<rank_buf>
   return "";
 }
 
+// The ranks whose arenas this process checks: all of them on loopback, its
+// own on MPI.
+std::pair<int, int> checked_ranks(const params& q) {
+#ifdef TOPOCOLL_FUZZ_MPI
+  return {world().rank(), world().rank() + 1};
+#else
+  return {0, q.p};
+#endif
+}
+
+// Whether this process skips the case: on MPI, one of another p, or one
+// whose call must throw on some ranks only.
+bool skipped(const params& q, bool must) {
+#ifdef TOPOCOLL_FUZZ_MPI
+  return q.p != world().size() || (must && !bad_root(q) && !bad_cost(q));
+#else
+  return (void)q, (void)must, false;
+#endif
+}
+
 // Why the case fails, or "".
-std::string one_case(const params& q) {
+std::string case_result(const params& q) {
   const counts k = q.coll == "all_to_all_v" ? counts_of(q) : counts{};
   std::vector<rank_buf> bufs = buffers(q, k), bufs2 = bufs;
   for (std::size_t r = 0; r < bufs2.size(); ++r) refill(bufs2[r], q.salt ^ 0x2 ^ r);
   const bool must = must_throw(q, k, bufs), forced = q.algo != "automatic";
+  if (skipped(q, must)) return "";
   const std::string line = line_of(q) + ": ";
   try {
     run_case(q, bufs, bufs2);
@@ -575,28 +639,63 @@ std::string one_case(const params& q) {
     return line + "unexpected exception: " + e.what();
   }
   if (must) return line + "returned normally, but the case is bad and must throw";
+  const auto [lo, hi] = checked_ranks(q);
+  std::vector<rank_buf> first;
   std::vector<std::pair<std::string, std::vector<rank_buf>*>> runs = {{"", &bufs}};
-  std::vector<rank_buf> first = bufs;
   if (q.form == "two") runs = {{"the first request: ", &bufs}, {"the second request: ", &bufs2}};
   if (q.form == "persistent") {
+    // the ranks of the other processes (MPI) refilled their inputs there
+    for (int r = 0; r < q.p; ++r)
+      if (r < lo || r >= hi) second_round(q, bufs[static_cast<std::size_t>(r)], r);
+    first = bufs;
     for (rank_buf& b : first) b.arena = b.round1, b.before = b.before1;
     runs = {{"the first start: ", &first}, {"the second start: ", &bufs}};
   }
   for (const auto& [which, run] : runs)
-    for (int r = 0; r < q.p; ++r)
+    for (int r = lo; r < hi; ++r)
       if (const std::string why = verify(q, k, *run, r); !why.empty()) return line + which + why;
   return "";
+}
+
+// The case's outcome, which on MPI every process learns: a process that
+// passed stops too where another failed (that one prints why).
+std::string one_case(const params& q) {
+  std::string why = case_result(q);
+#ifdef TOPOCOLL_FUZZ_MPI
+  if (boost::mpi::all_reduce(world(), !why.empty(), std::logical_or<>()) && why.empty())
+    why = "rank " + std::to_string(world().rank()) + " passed; another rank failed";
+#endif
+  return why;
+}
+
+// The p of the random cases: the number of processes on MPI, drawn on loopback.
+int fixed_p() {
+#ifdef TOPOCOLL_FUZZ_MPI
+  return world().size();
+#else
+  return 0;
+#endif
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  return fuzz::guarded("api_fuzz", [&] {
+#ifdef TOPOCOLL_FUZZ_MPI
+  const boost::mpi::environment env(argc, argv);
+  const char* name = "api_fuzz_mpi";
+#else
+  const char* name = "api_fuzz";
+#endif
+  return fuzz::guarded(name, [&] {
     fuzz::settings s;
-    fuzz::po::options_description d("api_fuzz");
-    if (!fuzz::parse(argc, argv, "api_fuzz", d, s)) return 0;
+    fuzz::po::options_description d(name);
+    if (!fuzz::parse(argc, argv, name, d, s)) return 0;
+    if (fixed_p() > 0 && s.seconds > 0)
+      throw std::invalid_argument(
+          "--seconds: the processes would stop at different cases; "
+          "give --iterations");
     return fuzz::run(
-        "api_fuzz", s, "", [](const std::string& line) { return one_case(parse_line(line)); },
-        [](std::mt19937_64& e) { return one_case(draw(e)); });
+        name, s, "", [](const std::string& line) { return one_case(parse_line(line)); },
+        [](std::mt19937_64& e) { return one_case(draw(e, fixed_p())); });
   });
 }
