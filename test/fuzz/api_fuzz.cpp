@@ -11,6 +11,8 @@
 //  * two: two i-forms of the case on two arenas of the same shape, outstanding
 //    together and completed in an order the case draws (in start order, in
 //    reverse, by wait_all, or after test() calls);
+//  * behind: the i-form on one arena, the blocking call on the other while
+//    the request is outstanding, then wait();
 //  * persistent: the _init form, started and waited twice, each rank refilling
 //    its in between the two runs (all_to_all_v has no _init form).
 // Every outcome must be one of:
@@ -86,7 +88,7 @@ const std::vector<std::string> arrangements = {"disjoint", "in_place", "partial"
                                                "partial_off_root"};
 const std::vector<std::string> count_faults = {"own_less", "own_more", "other_more", "wrap_send",
                                                "wrap_recv"};
-const std::vector<std::string> forms = {"blocking", "nonblocking", "two", "persistent"};
+const std::vector<std::string> forms = {"blocking", "nonblocking", "two", "behind", "persistent"};
 
 // One case: what it draws, as words (a corpus line).
 struct params {
@@ -185,7 +187,7 @@ params draw(std::mt19937_64& e, int fixed_p) {
   q.a2av = between(e, 0, 1) ? "known" : "returned";
   q.unused = between(e, 0, 1) ? "full" : "empty";
   const int f = between(e, 0, 5);
-  q.form = forms[f < 2 ? 0 : f < 3 ? 1 : f < 4 ? 2 : 3];
+  q.form = forms[f < 2 ? 0 : f - 1];
   if (q.coll == "all_to_all_v" && q.form != "blocking")
     q.a2av = "known", q.form = q.form == "persistent" ? "nonblocking" : q.form;
   q.salt = e();
@@ -478,6 +480,16 @@ void in_form(const params& q, C& c, rank_buf& b, rank_buf& b2, Op op) {
       throw;
     }
   }
+  if (q.form == "behind") {
+    tc::request r[1] = {start<Topo>(q, c, b, op)};
+    try {
+      call<Topo>(q, c, b2, op);
+      return r[0].wait();
+    } catch (...) {
+      settle(r);
+      throw;
+    }
+  }
   tc::persistent_request pr = init<Topo>(q, c, b, op);
   pr.start();
   pr.wait();
@@ -642,7 +654,8 @@ std::string case_result(const params& q) {
   const auto [lo, hi] = checked_ranks(q);
   std::vector<rank_buf> first;
   std::vector<std::pair<std::string, std::vector<rank_buf>*>> runs = {{"", &bufs}};
-  if (q.form == "two") runs = {{"the first request: ", &bufs}, {"the second request: ", &bufs2}};
+  if (q.form == "two" || q.form == "behind")
+    runs = {{"the first call: ", &bufs}, {"the second call: ", &bufs2}};
   if (q.form == "persistent") {
     // the ranks of the other processes (MPI) refilled their inputs there
     for (int r = 0; r < q.p; ++r)
