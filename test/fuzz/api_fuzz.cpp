@@ -14,7 +14,10 @@
 //  * behind: the i-form on one arena, the blocking call on the other while
 //    the request is outstanding, then wait();
 //  * persistent: the _init form, started and waited twice, each rank refilling
-//    its in between the two runs (all_to_all_v has no _init form).
+//    its in between the two runs (all_to_all_v has no _init form);
+//  * split: the ranks split in two sub-communicators by colors the case
+//    draws, ordered by rank or by rank reversed, and each runs the blocking
+//    call as a case of its own size, at the same time as the other.
 // Every outcome must be one of:
 //  * the reference's result in out, and every other element of the arena
 //    (in, the guards around the buffers) unchanged, after every run of every
@@ -88,7 +91,8 @@ const std::vector<std::string> arrangements = {"disjoint", "in_place", "partial"
                                                "partial_off_root"};
 const std::vector<std::string> count_faults = {"own_less", "own_more", "other_more", "wrap_send",
                                                "wrap_recv"};
-const std::vector<std::string> forms = {"blocking", "nonblocking", "two", "behind", "persistent"};
+const std::vector<std::string> forms = {"blocking", "nonblocking", "two",
+                                        "behind",   "persistent",  "split"};
 
 // One case: what it draws, as words (a corpus line).
 struct params {
@@ -149,7 +153,7 @@ params parse_line(const std::string& line) {
   known(q.a2av, {"known", "returned"}, "a2av");
   known(q.unused, {"full", "empty"}, "unused");
   known(q.form, forms, "form");
-  if (q.coll == "all_to_all_v" && q.form != "blocking" &&
+  if (q.coll == "all_to_all_v" && q.form != "blocking" && q.form != "split" &&
       (q.a2av != "known" || q.form == "persistent"))
     throw std::invalid_argument("api_fuzz: all_to_all_v has no " + q.form +
                                 " form that returns its data or is persistent");
@@ -186,9 +190,9 @@ params draw(std::mt19937_64& e, int fixed_p) {
   if (between(e, 0, 9) < 3) q.counts = pick(count_faults, e);
   q.a2av = between(e, 0, 1) ? "known" : "returned";
   q.unused = between(e, 0, 1) ? "full" : "empty";
-  const int f = between(e, 0, 5);
+  const int f = between(e, 0, 6);
   q.form = forms[f < 2 ? 0 : f - 1];
-  if (q.coll == "all_to_all_v" && q.form != "blocking")
+  if (q.coll == "all_to_all_v" && q.form != "blocking" && q.form != "split")
     q.a2av = "known", q.form = q.form == "persistent" ? "nonblocking" : q.form;
   q.salt = e();
   return q;
@@ -511,29 +515,96 @@ tc::mpi::Comm& world_comm() {
 }
 #endif
 
-template <class Topo>
-void run_on(const params& q, std::vector<rank_buf>& bufs, std::vector<rank_buf>& bufs2) {
-  auto part = [&](auto& c) {
-    const auto r = static_cast<std::size_t>(c.rank());
-    if (q.op == "plus")
-      in_form<Topo>(q, c, bufs[r], bufs2[r], std::plus<>{});
-    else
-      in_form<Topo>(q, c, bufs[r], bufs2[r], affine{});
-  };
+// Runs f(c) on every rank of a case of p ranks: on p loopback ranks, or on
+// this process's rank.
+template <class F>
+void on_ranks(int p, F f) {
 #ifdef TOPOCOLL_FUZZ_MPI
-  part(world_comm());
+  (void)p;
+  f(world_comm());
 #else
-  tc::loopback::run(q.p, part);
+  tc::loopback::run(p, f);
 #endif
 }
 
-void run_case(const params& q, std::vector<rank_buf>& bufs, std::vector<rank_buf>& bufs2) {
-  if (q.topo == "ring") return run_on<tc::Ring>(q, bufs, bufs2);
-  if (q.topo == "mesh2") return run_on<tc::Mesh<2>>(q, bufs, bufs2);
-  if (q.topo == "mesh3") return run_on<tc::Mesh<3>>(q, bufs, bufs2);
-  if (q.topo == "hypercube") return run_on<tc::Hypercube<>>(q, bufs, bufs2);
-  if (q.topo == "tree3") return run_on<tc::Tree<3>>(q, bufs, bufs2);
+// f(op) with the case's operator.
+template <class F>
+void with_op(const params& q, F f) {
+  if (q.op == "plus")
+    f(std::plus<>{});
+  else
+    f(affine{});
+}
+
+// f(std::type_identity<Topo>{}) with the case's topology.
+template <class F>
+void with_topology(const params& q, F f) {
+  if (q.topo == "ring") return f(std::type_identity<tc::Ring>{});
+  if (q.topo == "mesh2") return f(std::type_identity<tc::Mesh<2>>{});
+  if (q.topo == "mesh3") return f(std::type_identity<tc::Mesh<3>>{});
+  if (q.topo == "hypercube") return f(std::type_identity<tc::Hypercube<>>{});
+  if (q.topo == "tree3") return f(std::type_identity<tc::Tree<3>>{});
   throw std::invalid_argument("api_fuzz: unknown topology " + q.topo);
+}
+
+void run_case(const params& q, std::vector<rank_buf>& bufs, std::vector<rank_buf>& bufs2) {
+  with_topology(q, [&]<class Topo>(std::type_identity<Topo>) {
+    on_ranks(q.p, [&](auto& c) {
+      const auto r = static_cast<std::size_t>(c.rank());
+      with_op(q, [&](auto op) { in_form<Topo>(q, c, bufs[r], bufs2[r], op); });
+    });
+  });
+}
+
+// ---- form split ------------------------------------------------------------------
+
+// One sub-communicator of form split: its ranks (in the parent) in its order,
+// and the case it runs, of its own size.
+struct part {
+  std::vector<int> ranks;
+  params q;
+  counts k;
+  std::vector<rank_buf> bufs;
+};
+
+int color_of(const params& q, int r) {
+  return static_cast<int>((q.salt >> (r % 61)) & 1);
+}
+bool reversed(const params& q) {
+  return (q.salt >> 62) & 1;
+}
+
+// The two parts (one may be empty). A bad root stays outside [0, size).
+std::vector<part> parts_of(const params& q) {
+  std::vector<part> v(2);
+  for (int r = 0; r < q.p; ++r) v[static_cast<std::size_t>(color_of(q, r))].ranks.push_back(r);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    part& pt = v[i];
+    if (reversed(q)) std::reverse(pt.ranks.begin(), pt.ranks.end());
+    const int n = static_cast<int>(pt.ranks.size());
+    pt.q = q, pt.q.p = n, pt.q.form = "blocking", pt.q.salt = q.salt ^ (0x51u + i);
+    if (n == 0) continue;
+    pt.q.root = !bad_root(q) ? q.root % n : q.root < 0 ? q.root : n + q.root - q.p;
+    pt.k = q.coll == "all_to_all_v" ? counts_of(pt.q) : counts{};
+    pt.bufs = buffers(pt.q, pt.k);
+  }
+  return v;
+}
+
+void run_split(const params& q, std::vector<part>& parts) {
+  with_topology(q, [&]<class Topo>(std::type_identity<Topo>) {
+    on_ranks(q.p, [&](auto& c) {
+      const int r = c.rank(), color = color_of(q, r);
+      auto sub = c.split(color, reversed(q) ? -r : r);
+      part& pt = parts[static_cast<std::size_t>(color)];
+      const auto s = static_cast<std::size_t>(sub.rank());
+      if (sub.size() != pt.q.p || pt.ranks[s] != r)
+        throw std::logic_error(tc::detail::concat("api_fuzz: rank ", r, " is rank ", s, " of ",
+                                                  sub.size(), " in its part"));
+      rank_buf unused;
+      with_op(q, [&](auto op) { in_form<Topo>(pt.q, sub, pt.bufs[s], unused, op); });
+    });
+  });
 }
 
 // The inputs: rank r's in as it was before the call.
@@ -620,37 +691,77 @@ std::pair<int, int> checked_ranks(const params& q) {
 #endif
 }
 
+// Whether a case that must throw throws on every rank: a bad root or cost
+// model, rather than a fault of some ranks' buffers or counts.
+bool throws_everywhere(const params& q) {
+  return bad_root(q) || bad_cost(q);
+}
+
 // Whether this process skips the case: on MPI, one of another p, or one
-// whose call must throw on some ranks only.
-bool skipped(const params& q, bool must) {
+// whose call must throw on some ranks only (local: must, and not everywhere).
+bool skipped(const params& q, bool local) {
 #ifdef TOPOCOLL_FUZZ_MPI
-  return q.p != world().size() || (must && !bad_root(q) && !bad_cost(q));
+  return q.p != world().size() || local;
 #else
-  return (void)q, (void)must, false;
+  return (void)q, (void)local, false;
 #endif
+}
+
+// How a case's run ended: returned, or threw what it may; why not, or "".
+struct outcome {
+  bool returned;
+  std::string why;
+};
+template <class Run>
+outcome run_checked(const params& q, bool must, Run run) {
+  const std::string line = line_of(q) + ": ";
+  const bool forced = q.algo != "automatic";
+  try {
+    run();
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    if (must || (forced && what.find("algorithm::" + q.algo) != std::string::npos))
+      return {false, ""};
+    return {false, line + "unexpected std::invalid_argument: " + what};
+  } catch (const tc::message_error& e) {
+    return {false, must ? "" : line + "unexpected message_error: " + e.what()};
+  } catch (const std::exception& e) {
+    return {false, line + "unexpected exception: " + e.what()};
+  }
+  return {true, must ? line + "returned normally, but the case is bad and must throw" : ""};
+}
+
+// Form split's outcome: each part's arenas against its own case.
+std::string split_result(const params& q) {
+  std::vector<part> parts = parts_of(q);
+  bool must = false, local = false;
+  for (const part& pt : parts)
+    if (pt.q.p > 0 && must_throw(pt.q, pt.k, pt.bufs))
+      must = true, local = local || !throws_everywhere(pt.q);
+  if (skipped(q, local)) return "";
+  const outcome o = run_checked(q, must, [&] { run_split(q, parts); });
+  if (!o.returned || !o.why.empty()) return o.why;
+  const auto [lo, hi] = checked_ranks(q);
+  for (const part& pt : parts)
+    for (int s = 0; s < pt.q.p; ++s)
+      if (const int r = pt.ranks[static_cast<std::size_t>(s)]; r >= lo && r < hi)
+        if (const std::string why = verify(pt.q, pt.k, pt.bufs, s); !why.empty())
+          return tc::detail::concat(line_of(q), ": the part of rank ", r, " (", line_of(pt.q),
+                                    "): ", why);
+  return "";
 }
 
 // Why the case fails, or "".
 std::string case_result(const params& q) {
+  if (q.form == "split") return split_result(q);
   const counts k = q.coll == "all_to_all_v" ? counts_of(q) : counts{};
   std::vector<rank_buf> bufs = buffers(q, k), bufs2 = bufs;
   for (std::size_t r = 0; r < bufs2.size(); ++r) refill(bufs2[r], q.salt ^ 0x2 ^ r);
-  const bool must = must_throw(q, k, bufs), forced = q.algo != "automatic";
-  if (skipped(q, must)) return "";
+  const bool must = must_throw(q, k, bufs);
+  if (skipped(q, must && !throws_everywhere(q))) return "";
+  const outcome o = run_checked(q, must, [&] { run_case(q, bufs, bufs2); });
+  if (!o.returned || !o.why.empty()) return o.why;
   const std::string line = line_of(q) + ": ";
-  try {
-    run_case(q, bufs, bufs2);
-  } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    if (must || (forced && what.find("algorithm::" + q.algo) != std::string::npos)) return "";
-    return line + "unexpected std::invalid_argument: " + what;
-  } catch (const tc::message_error& e) {
-    if (must) return "";
-    return line + "unexpected message_error: " + e.what();
-  } catch (const std::exception& e) {
-    return line + "unexpected exception: " + e.what();
-  }
-  if (must) return line + "returned normally, but the case is bad and must throw";
   const auto [lo, hi] = checked_ranks(q);
   std::vector<rank_buf> first;
   std::vector<std::pair<std::string, std::vector<rank_buf>*>> runs = {{"", &bufs}};
