@@ -465,7 +465,7 @@ void settle(std::span<tc::request> r) {
   }
 }
 
-// Rank r's part of the case in its form; b2: the second arena of form two.
+// Rank r's part of the case in its form; b2: the second arena (forms two and behind).
 template <class Topo, class C, class Op>
 void in_form(const params& q, C& c, rank_buf& b, rank_buf& b2, Op op) {
   if (q.form == "blocking") return call<Topo>(q, c, b, op);
